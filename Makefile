@@ -1,0 +1,43 @@
+# traceidx: two commands do all set-up on a fresh Debian 12 machine: `make demo` and `make test`.
+BUILD      ?= build
+SAN_BUILD  ?= build-sanitize
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+SOURCES     = $(wildcard core/*.[ch] index/*.[ch] tools/*.[ch] bench/*.[ch] tests/unit/*.[ch])
+
+.PHONY: all deps configure build demo test test-sanitize bench format lint clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@scripts/demo.sh $(BUILD)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-sanitize: deps
+	@cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTDX_SANITIZE=ON >/dev/null
+	@cmake --build $(SAN_BUILD) -j $(JOBS)
+	@cd $(SAN_BUILD) && TRACEIDX_SANITIZE=1 ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@bench/run $(BUILD)
+
+format:
+	@clang-format -i $(SOURCES)
+
+lint: build
+	@clang-tidy --quiet -p $(BUILD) $(filter %.c,$(SOURCES)) 2>/dev/null
+	@cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr --std=c11 -I . --suppress=missingIncludeSystem $(filter %.c,$(SOURCES))
+
+clean:
+	@rm -rf $(BUILD) $(SAN_BUILD)

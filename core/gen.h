@@ -1,0 +1,109 @@
+/* gen.h: loading one generation: string/stack/frame tables, frequency and clock snapshot,
+ * CPU samples, experimental batches, and the per-thread lists of event batches. */
+#ifndef TDX_GEN_H
+#define TDX_GEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "error.h"
+#include "hmap.h"
+#include "mem.h"
+
+typedef struct tdx_str {
+    const uint8_t *p;
+    uint32_t n;
+} tdx_str;
+
+typedef struct tdx_frame {
+    uint64_t pc;
+    uint64_t line;
+    uint32_t func; /* dense string index */
+    uint32_t file; /* dense string index */
+    uint64_t func_id, file_id; /* wire string ids, checked once the generation is loaded */
+} tdx_frame;
+
+typedef struct tdx_stack {
+    uint64_t id;      /* wire stack id */
+    uint32_t first;   /* index into gen.stack_frames */
+    uint32_t nframes;
+} tdx_stack;
+
+typedef struct tdx_cpusample {
+    int64_t time; /* ns */
+    uint64_t m, p, g; /* wire values; g 0 means none */
+    uint64_t stack;   /* wire stack id */
+    uint64_t off;     /* file offset of the sample */
+} tdx_cpusample;
+
+typedef struct tdx_expbatch {
+    uint8_t exp;
+    uint64_t m;
+    uint64_t data_off;
+    uint32_t size;
+} tdx_expbatch;
+
+typedef struct tdx_thread_batches {
+    uint64_t m;     /* thread id as on the wire */
+    uint32_t first; /* first event batch (index into frame.batches); others via next_batch */
+} tdx_thread_batches;
+
+typedef struct tdx_gen {
+    const uint8_t *data; /* the whole trace */
+    int version;
+    tdx_genframe frame; /* batches and framing errors (owned) */
+    /* time base */
+    uint64_t freq;     /* ticks per second */
+    double ns_per_tick;
+    bool has_clock;
+    uint64_t snap_ticks, snap_mono, snap_sec, snap_nsec;
+    /* tables: dense index 0 is the empty string / the empty stack */
+    TDX_VEC(tdx_str) strings;
+    tdx_hmap string_ids; /* wire id -> dense index */
+    uint32_t nwire_strings; /* strings[0..nwire_strings) come from the trace, later ones are extra */
+    tdx_hmap extra_ids;  /* content hash -> dense index of extra strings */
+    TDX_VEC(tdx_stack) stacks;
+    tdx_hmap stack_ids;
+    TDX_VEC(uint32_t) stack_frames; /* frame indexes */
+    TDX_VEC(tdx_frame) frames;
+    tdx_hmap frame_pcs;
+    TDX_VEC(tdx_cpusample) samples;
+    TDX_VEC(tdx_expbatch) exp;
+    TDX_VEC(tdx_thread_batches) threads;
+    TDX_VEC(uint32_t) next_batch; /* per batch: next event batch of the same thread, or UINT32_MAX */
+    tdx_arena arena;
+} tdx_gen;
+
+void tdx_gen_init(tdx_gen *g, const uint8_t *data, int version);
+void tdx_gen_free(tdx_gen *g);
+
+/* Processes the batches of g->frame (which the caller filled with tdx_framer_next) in file
+ * order, exactly as Go's parser does, then checks the generation. Returns 0, or -1 with the first
+ * error in file order (a table error, or the framing error that ended the generation when that
+ * error is a hard one). */
+int tdx_gen_load(tdx_gen *g, tdx_err *err);
+
+/* Nanoseconds for a tick count: Go's (int64)(float64(t) * nsPerTick), with amd64's result for
+ * values out of range. */
+static inline int64_t tdx_ticks_to_ns(const tdx_gen *g, uint64_t t) {
+    double v = (double)t * g->ns_per_tick;
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Dense index of a wire string/stack id, or UINT32_MAX when the generation lacks it. */
+static inline uint32_t tdx_gen_string(const tdx_gen *g, uint64_t id) {
+    if (id == 0) return 0;
+    return tdx_hmap_get(&g->string_ids, id);
+}
+static inline uint32_t tdx_gen_stack(const tdx_gen *g, uint64_t id) {
+    if (id == 0) return 0;
+    return tdx_hmap_get(&g->stack_ids, id);
+}
+
+/* Adds a string that did not come from this generation's table (e.g. the name of a task begun
+ * in an earlier generation); identical contents share an index. Returns UINT32_MAX on OOM. */
+uint32_t tdx_gen_extra_string(tdx_gen *g, const uint8_t *p, uint32_t n);
+
+#endif

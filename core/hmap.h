@@ -1,0 +1,53 @@
+/* hmap.h: an open-addressing hash map from 64-bit keys to 32-bit values.
+ * Used for every sparse id (strings, stacks, goroutines, threads): ids may be huge, never index by them. */
+#ifndef TDX_HMAP_H
+#define TDX_HMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TDX_HMAP_EMPTY UINT32_MAX /* a value that is never stored; marks free slots */
+
+typedef struct tdx_hmap {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t mask; /* capacity - 1 (capacity is a power of two), or 0 when unallocated */
+    size_t n;
+} tdx_hmap;
+
+static inline uint64_t tdx_hash64(uint64_t x) {
+    /* splitmix64 finalizer: cheap and good enough to spread sequential ids */
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+void tdx_hmap_free(tdx_hmap *m);
+void tdx_hmap_clear(tdx_hmap *m);
+
+/* Returns the value of key, or TDX_HMAP_EMPTY. */
+static inline uint32_t tdx_hmap_get(const tdx_hmap *m, uint64_t key) {
+    if (!m->n) return TDX_HMAP_EMPTY;
+    size_t i = (size_t)tdx_hash64(key) & m->mask;
+    for (;;) {
+        uint32_t v = m->vals[i];
+        if (v == TDX_HMAP_EMPTY) return TDX_HMAP_EMPTY;
+        if (m->keys[i] == key) return v;
+        i = (i + 1) & m->mask;
+    }
+}
+
+/* Inserts or overwrites; val must not be TDX_HMAP_EMPTY. Returns 0, or -1 on allocation failure. */
+int tdx_hmap_put(tdx_hmap *m, uint64_t key, uint32_t val);
+
+/* Returns a pointer to the value slot of key, inserting `init` first when absent (NULL on
+ * allocation failure). *inserted tells which happened. The pointer is valid until the next put. */
+uint32_t *tdx_hmap_upsert(tdx_hmap *m, uint64_t key, uint32_t init, int *inserted);
+
+/* Removes key if present (backward-shift deletion keeps probe chains intact). */
+void tdx_hmap_del(tdx_hmap *m, uint64_t key);
+
+#endif

@@ -1,0 +1,369 @@
+/* reader.c: the trace-level read loop (Go's Reader.ReadEvent around generations): Sync events,
+ * error surfacing, the stream-wide time fix-up, and the worker pipeline.
+ *
+ * Pipeline: the calling thread frames generations and hands them to workers. A worker loads its
+ * generation and orders it, exactly when the state after the previous generation is already known,
+ * otherwise speculatively. The calling thread then takes generations in order, proves or redoes
+ * speculative runs, folds each into the carried state and delivers its events. */
+#include "reader.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evbuf.h"
+
+int tdx_ncpus(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* ---- delivery with the stream-wide fix-up ---- */
+
+typedef struct deliver_ctx {
+    const tdx_read_opts *opts;
+    tdx_read_stats *st;
+    int64_t floor;  /* last delivered time */
+    uint64_t index; /* event index within the current generation */
+} deliver_ctx;
+
+static int deliver(deliver_ctx *d, tdx_event *e, const tdx_gen *g) {
+    e->time = tdx_time_floor(e->time, d->floor, d->index);
+    d->index++;
+    if (d->st->events == 0) d->st->first_time = e->time;
+    d->st->events++;
+    d->st->last_time = e->time;
+    if (e->kind == TDX_KIND_SYNC) d->st->syncs++;
+    if (d->opts->emit && d->opts->emit(d->opts->emit_ctx, e, g)) return -1;
+    return 0;
+}
+
+static int deliver_sync(deliver_ctx *d, tdx_err *err) {
+    tdx_event s;
+    memset(&s, 0, sizeof s);
+    s.type = TDX_TYPE_SYNC;
+    s.kind = TDX_KIND_SYNC;
+    s.m = s.p = s.g = TDX_NO_ID;
+    s.time = d->floor; /* the fix-up turns it into floor + 1 */
+    s.args[0] = d->st->syncs + 1;
+    d->index = 0;
+    if (deliver(d, &s, NULL)) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
+    d->floor = s.time;
+    return 0;
+}
+
+static int emit_direct(void *ctx, const tdx_event *e, const tdx_gen *g) {
+    tdx_event copy = *e;
+    return deliver(ctx, &copy, g);
+}
+
+static bool has_events(const tdx_gen *g) {
+    for (size_t i = 0; i < g->frame.batches.n; i++)
+        if (g->frame.batches.v[i].kind == TDX_BATCH_EVENTS && g->frame.batches.v[i].size > 0) return true;
+    return false;
+}
+
+static bool frame_has_events(const tdx_genframe *f) {
+    for (size_t i = 0; i < f->batches.n; i++)
+        if (f->batches.v[i].kind == TDX_BATCH_EVENTS && f->batches.v[i].size > 0) return true;
+    return false;
+}
+
+/* After a generation's events: progress, callbacks, and a deferred framing error. */
+static int gen_delivered(deliver_ctx *d, const tdx_gen *g, uint64_t nev, size_t size, tdx_err *err) {
+    d->st->generations++;
+    d->st->bytes = g->frame.end_off;
+    const tdx_read_opts *o = d->opts;
+    if (o->gen_done && o->gen_done(o->gen_done_ctx, g, d->st->generations - 1, nev))
+        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
+    if (o->progress) o->progress(o->progress_ctx, g->frame.end_off, size, d->st->events);
+    if (g->frame.err_kind == TDX_GENERR_DEFERRED) {
+        tdx_err e = g->frame.err;
+        if (deliver_sync(d, err)) return -1;
+        *err = e;
+        return -1;
+    }
+    return 0;
+}
+
+static int read_sequential(const uint8_t *data, size_t size, int version, const tdx_read_opts *opts,
+                           tdx_read_stats *st, tdx_err *err) {
+    tdx_framer fr;
+    tdx_framer_init(&fr, data, size, version);
+    tdx_carry carry;
+    tdx_carry_init(&carry);
+    tdx_gen g;
+    tdx_gen_init(&g, data, version);
+    tdx_order *ord = tdx_order_new();
+    deliver_ctx d = {opts, st, 0, 0};
+    bool seen_events = false;
+    int rc = -1;
+    if (!ord) {
+        tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        goto out;
+    }
+    for (;;) {
+        int r = tdx_framer_next(&fr, &g.frame, err);
+        if (r < 0) goto out;
+        if (r == 0) {
+            rc = deliver_sync(&d, err);
+            goto out;
+        }
+        if (tdx_gen_load(&g, err)) {
+            tdx_err e = *err;
+            if (deliver_sync(&d, err) == 0) *err = e;
+            goto out;
+        }
+        bool initial = !seen_events && has_events(&g);
+        seen_events |= initial;
+        tdx_order_params prm = {&carry, initial, st->syncs + 1, emit_direct, &d};
+        d.index = 0;
+        int orc = tdx_order_generation(ord, &g, &prm, err);
+        if (orc != TDX_ORDER_OK) goto out;
+        d.floor = st->last_time;
+        if (tdx_order_merge(ord, &carry, err)) goto out;
+        if (gen_delivered(&d, &g, tdx_order_nevents(ord), size, err)) goto out;
+    }
+out:
+    tdx_order_free(ord);
+    tdx_gen_free(&g);
+    tdx_carry_free(&carry);
+    return rc;
+}
+
+/* ---- the parallel pipeline ---- */
+
+enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+typedef struct job {
+    uint64_t seq;
+    tdx_gen gen;
+    tdx_order *ord;
+    tdx_evbuf out;
+    bool initial;
+    bool speculative;
+    int load_rc; /* tdx_gen_load result */
+    int order_rc;
+    tdx_err err;
+    int state;
+} job;
+
+typedef struct wpipe {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    job **ring; /* in-flight jobs, oldest first */
+    size_t cap, head, count;
+    size_t next_queued; /* ring offset (from head) of the first job no worker took yet */
+    bool quit;
+    const tdx_carry *carry;
+    uint64_t merged; /* generations folded into carry */
+    tdx_carry empty;
+} wpipe;
+
+static int emit_buf(void *ctx, const tdx_event *e, const tdx_gen *g) {
+    (void)g;
+    return tdx_evbuf_append(ctx, e);
+}
+
+static void run_job(wpipe *pp, job *j, bool exact, const tdx_carry *carry) {
+    tdx_evbuf_reset(&j->out);
+    j->speculative = !exact;
+    tdx_order_params prm = {exact ? carry : NULL, j->initial, j->seq + 1, emit_buf, &j->out};
+    j->order_rc = tdx_order_generation(j->ord, &j->gen, &prm, &j->err);
+    (void)pp;
+}
+
+static void *worker(void *arg) {
+    wpipe *pp = arg;
+    pthread_mutex_lock(&pp->mu);
+    for (;;) {
+        while (!pp->quit && pp->next_queued >= pp->count) pthread_cond_wait(&pp->work, &pp->mu);
+        if (pp->quit) break;
+        job *j = pp->ring[(pp->head + pp->next_queued) % pp->cap];
+        pp->next_queued++;
+        j->state = JOB_RUNNING;
+        pthread_mutex_unlock(&pp->mu);
+
+        j->load_rc = tdx_gen_load(&j->gen, &j->err);
+        if (j->load_rc == 0) {
+            pthread_mutex_lock(&pp->mu);
+            /* Exact when every earlier generation is folded in (nothing will change carry while
+             * we run, since the next merge waits for this generation). The initial generation
+             * follows only generations without events, so its true prior state is empty. */
+            bool exact = pp->merged == j->seq;
+            const tdx_carry *c = exact ? pp->carry : (j->initial ? &pp->empty : NULL);
+            pthread_mutex_unlock(&pp->mu);
+            run_job(pp, j, c != NULL, c);
+        }
+
+        pthread_mutex_lock(&pp->mu);
+        j->state = JOB_DONE;
+        pthread_cond_broadcast(&pp->done);
+    }
+    pthread_mutex_unlock(&pp->mu);
+    return NULL;
+}
+
+static void job_free(job *j) {
+    if (!j) return;
+    tdx_gen_free(&j->gen);
+    tdx_order_free(j->ord);
+    tdx_evbuf_free(&j->out);
+    free(j);
+}
+
+static int read_parallel(const uint8_t *data, size_t size, int version, const tdx_read_opts *opts,
+                         tdx_read_stats *st, tdx_err *err) {
+    int nw = opts->jobs;
+    wpipe pp;
+    memset(&pp, 0, sizeof pp);
+    pthread_mutex_init(&pp.mu, NULL);
+    pthread_cond_init(&pp.work, NULL);
+    pthread_cond_init(&pp.done, NULL);
+    tdx_carry carry;
+    tdx_carry_init(&carry);
+    tdx_carry_init(&pp.empty);
+    pp.carry = &carry;
+    pp.cap = (size_t)nw + 1; /* generations in flight: bounds memory */
+    pp.ring = calloc(pp.cap, sizeof *pp.ring);
+    pthread_t *th = calloc((size_t)nw, sizeof *th);
+    int started = 0, rc = -1;
+    deliver_ctx d = {opts, st, 0, 0};
+    tdx_framer fr;
+    tdx_framer_init(&fr, data, size, version);
+    bool framer_done = false, seen_events = false;
+    uint64_t seq = 0;
+    if (!pp.ring || !th) {
+        tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        goto out;
+    }
+    for (; started < nw; started++)
+        if (pthread_create(&th[started], NULL, worker, &pp)) break;
+    if (!started) {
+        tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "cannot start worker threads");
+        goto out;
+    }
+    for (;;) {
+        /* Keep the window full. */
+        while (!framer_done) {
+            pthread_mutex_lock(&pp.mu);
+            bool room = pp.count < pp.cap;
+            pthread_mutex_unlock(&pp.mu);
+            if (!room) break;
+            job *j = calloc(1, sizeof *j);
+            if (!j || !(j->ord = tdx_order_new())) {
+                job_free(j);
+                tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+                goto out;
+            }
+            tdx_gen_init(&j->gen, data, version);
+            int r = tdx_framer_next(&fr, &j->gen.frame, err);
+            if (r <= 0) {
+                job_free(j);
+                if (r < 0) goto out;
+                framer_done = true;
+                break;
+            }
+            j->seq = seq++;
+            j->initial = !seen_events && frame_has_events(&j->gen.frame);
+            seen_events |= j->initial;
+            pthread_mutex_lock(&pp.mu);
+            pp.ring[(pp.head + pp.count) % pp.cap] = j;
+            pp.count++;
+            pthread_cond_signal(&pp.work);
+            pthread_mutex_unlock(&pp.mu);
+        }
+        pthread_mutex_lock(&pp.mu);
+        if (pp.count == 0) {
+            pthread_mutex_unlock(&pp.mu);
+            rc = deliver_sync(&d, err);
+            goto out;
+        }
+        job *j = pp.ring[pp.head];
+        while (j->state != JOB_DONE) pthread_cond_wait(&pp.done, &pp.mu);
+        pthread_mutex_unlock(&pp.mu);
+
+        if (j->load_rc) {
+            *err = j->err;
+            tdx_err e = *err;
+            if (deliver_sync(&d, err) == 0) *err = e;
+            goto out;
+        }
+        if (j->speculative) {
+            st->speculated++;
+            /* An error found while guessing is re-derived exactly so its message is the true one. */
+            if (j->order_rc != TDX_ORDER_OK || !tdx_order_check(j->ord, &carry)) {
+                st->reruns++;
+                if (!st->rerun_why)
+                    st->rerun_why = j->order_rc == TDX_ORDER_ERROR ? "an error while guessing"
+                                                                   : tdx_order_why(j->ord);
+                run_job(&pp, j, true, &carry);
+            }
+        }
+        /* Deliver what the run produced (up to its error, if any). */
+        tdx_evbuf_iter it;
+        tdx_evbuf_iter_init(&it, &j->out);
+        tdx_event e;
+        d.index = 0;
+        size_t nfix, fi = 0;
+        const tdx_task_fixup *fix = tdx_order_fixups(j->ord, &nfix);
+        for (uint64_t k = 0; tdx_evbuf_next(&it, &e); k++) {
+            if (fi < nfix && fix[fi].index == k) {
+                fi++;
+                if (tdx_task_fixup_apply(&carry, &fix[fi - 1], &j->gen, &e)) {
+                    tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+                    goto out;
+                }
+            }
+            if (deliver(&d, &e, &j->gen)) {
+                tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
+                goto out;
+            }
+        }
+        if (j->order_rc != TDX_ORDER_OK) {
+            *err = j->err;
+            goto out;
+        }
+        d.floor = st->last_time;
+        if (tdx_order_merge(j->ord, &carry, err)) goto out;
+        if (gen_delivered(&d, &j->gen, j->out.n, size, err)) goto out;
+        pthread_mutex_lock(&pp.mu);
+        pp.merged++;
+        pp.ring[pp.head] = NULL;
+        pp.head = (pp.head + 1) % pp.cap;
+        pp.count--;
+        if (pp.next_queued > 0) pp.next_queued--;
+        pthread_mutex_unlock(&pp.mu);
+        job_free(j);
+    }
+out:
+    pthread_mutex_lock(&pp.mu);
+    pp.quit = true;
+    pthread_cond_broadcast(&pp.work);
+    /* Wait for running jobs before freeing them. */
+    for (size_t k = 0; k < pp.count; k++) {
+        job *j = pp.ring[(pp.head + k) % pp.cap];
+        while (j->state == JOB_RUNNING) pthread_cond_wait(&pp.done, &pp.mu);
+    }
+    pthread_mutex_unlock(&pp.mu);
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    for (size_t k = 0; k < pp.count; k++) job_free(pp.ring[(pp.head + k) % pp.cap]);
+    free(pp.ring);
+    free(th);
+    tdx_carry_free(&carry);
+    tdx_carry_free(&pp.empty);
+    pthread_mutex_destroy(&pp.mu);
+    pthread_cond_destroy(&pp.work);
+    pthread_cond_destroy(&pp.done);
+    return rc;
+}
+
+int tdx_read_trace(const uint8_t *data, size_t size, int version, const tdx_read_opts *opts,
+                   tdx_read_stats *stats, tdx_err *err) {
+    memset(stats, 0, sizeof *stats);
+    stats->version = version;
+    tdx_err_clear(err);
+    if (opts->jobs <= 1) return read_sequential(data, size, version, opts, stats, err);
+    return read_parallel(data, size, version, opts, stats, err);
+}

@@ -1,0 +1,34 @@
+/* textfmt.h: Go's text form of a trace, both ways, and the containers it comes in
+ * (txtar test files with -- expect --/-- trace --, and "go test fuzz v1" corpus files). */
+#ifndef TDX_TEXTFMT_H
+#define TDX_TEXTFMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "error.h"
+#include "mem.h"
+
+typedef struct tdx_textinfo {
+    int version;          /* the header's Go1.N */
+    bool has_expect;      /* the input was a test file with an expect section */
+    bool expect_failure;  /* its first line was FAILURE "<pattern>" */
+    char *expect_pattern; /* malloc'd decoded pattern (caller frees), or NULL */
+} tdx_textinfo;
+
+/* Converts a text trace (plain, or a txtar test file) into wire bytes appended to out, exactly as
+ * Go's test harness does: minimal uvarints, EventBatch sizes copied verbatim. Errors carry the
+ * 1-based line number in err->offset and a message naming the line. */
+int tdx_text_to_binary(const char *text, size_t n, tdx_buf *out, tdx_textinfo *info,
+                       tdx_err *err);
+
+/* Decodes a "go test fuzz v1" file holding one []byte(...) value into out. */
+int tdx_fuzz_decode(const char *text, size_t n, tdx_buf *out, tdx_err *err);
+
+/* Writes the text form of a binary trace to f, event by event as Go's raw text writer does
+ * (no framing interpretation). Returns 0, or -1 with the byte offset of the first bad byte. */
+int tdx_binary_to_text(const uint8_t *data, size_t n, FILE *f, tdx_err *err);
+
+#endif

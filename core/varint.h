@@ -1,0 +1,70 @@
+/* varint.h: unsigned LEB128 ("uvarint") decoding and encoding, bounds-checked.
+ * Decoding accepts non-minimal forms and never reads past `end`, as Go's encoding/binary does. */
+#ifndef TDX_VARINT_H
+#define TDX_VARINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    TDX_VARINT_EOF = -1,        /* no byte at all before end */
+    TDX_VARINT_UNEXPECTED = -2, /* the value was cut short by end */
+    TDX_VARINT_OVERFLOW = -3,   /* more than 64 bits (10th byte > 1 or an 11th byte) */
+};
+
+#define TDX_VARINT_MAX 10
+
+/* Decodes one uvarint at p (p <= end). Returns the number of bytes used (1..10) and stores the
+ * value, or returns a negative TDX_VARINT_* code. The one-byte case is kept inline and cheap. */
+static inline int tdx_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *out) {
+    if (p >= end) return TDX_VARINT_EOF;
+    uint8_t b = p[0];
+    if (b < 0x80) {
+        *out = b;
+        return 1;
+    }
+    uint64_t v = b & 0x7f;
+    size_t avail = (size_t)(end - p);
+    size_t lim = avail < TDX_VARINT_MAX ? avail : TDX_VARINT_MAX;
+    for (size_t i = 1; i < lim; i++) {
+        b = p[i];
+        if (b < 0x80) {
+            if (i == TDX_VARINT_MAX - 1 && b > 1) return TDX_VARINT_OVERFLOW;
+            *out = v | ((uint64_t)b << (7 * i));
+            return (int)i + 1;
+        }
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+    }
+    return avail >= TDX_VARINT_MAX ? TDX_VARINT_OVERFLOW : TDX_VARINT_UNEXPECTED;
+}
+
+/* Text of a negative tdx_uvarint result, worded as Go's errors ("EOF", "unexpected EOF", ...). */
+static inline const char *tdx_varint_strerror(int code) {
+    switch (code) {
+    case TDX_VARINT_EOF: return "EOF";
+    case TDX_VARINT_UNEXPECTED: return "unexpected EOF";
+    default: return "binary: varint overflows a 64-bit integer";
+    }
+}
+
+/* Minimal encoding; returns bytes written (1..10). */
+static inline int tdx_put_uvarint(uint8_t *p, uint64_t v) {
+    int n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static inline int tdx_uvarint_len(uint64_t v) {
+    int n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+#endif

@@ -1,0 +1,119 @@
+/* atomic_file.c: temporary file + fsync + rename. */
+#include "atomic_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int io_err(tdx_err *err, const char *what, const char *path, int e) {
+    return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "%s %s: %s", what, path, strerror(e));
+}
+
+int tdx_afile_open(tdx_afile *f, const char *path, tdx_err *err) {
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    size_t n = strlen(path);
+    f->dst = strdup(path);
+    f->tmp = malloc(n + 32);
+    if (!f->dst || !f->tmp) {
+        tdx_afile_abort(f);
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    }
+    snprintf(f->tmp, n + 32, "%s.tmp.XXXXXX", path);
+    f->fd = mkostemp(f->tmp, O_CLOEXEC);
+    if (f->fd < 0) {
+        int e = errno;
+        free(f->tmp);
+        f->tmp = NULL;
+        tdx_afile_abort(f);
+        return io_err(err, "cannot create a temporary file beside", path, e);
+    }
+    return 0;
+}
+
+int tdx_afile_write(tdx_afile *f, const void *p, size_t n, tdx_err *err) {
+    const char *c = p;
+    while (n) {
+        ssize_t k = write(f->fd, c, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return io_err(err, "cannot write", f->tmp, errno);
+        }
+        c += k;
+        n -= (size_t)k;
+        f->written += (uint64_t)k;
+    }
+    return 0;
+}
+
+int tdx_afile_pwrite(tdx_afile *f, const void *p, size_t n, uint64_t off, tdx_err *err) {
+    const char *c = p;
+    while (n) {
+        ssize_t k = pwrite(f->fd, c, n, (off_t)off);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return io_err(err, "cannot write", f->tmp, errno);
+        }
+        c += k;
+        n -= (size_t)k;
+        off += (uint64_t)k;
+    }
+    return 0;
+}
+
+int tdx_afile_commit(tdx_afile *f, tdx_err *err) {
+    if (fsync(f->fd) != 0) {
+        io_err(err, "cannot sync", f->dst, errno);
+        tdx_afile_abort(f);
+        return -1;
+    }
+    if (close(f->fd) != 0) {
+        io_err(err, "cannot close", f->dst, errno);
+        f->fd = -1;
+        tdx_afile_abort(f);
+        return -1;
+    }
+    f->fd = -1;
+    if (rename(f->tmp, f->dst) != 0) {
+        io_err(err, "cannot rename the temporary file to", f->dst, errno);
+        tdx_afile_abort(f);
+        return -1;
+    }
+    free(f->tmp);
+    f->tmp = NULL;
+    /* Make the rename itself durable. */
+    char *d = strdup(f->dst);
+    if (d) {
+        int dfd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+        free(d);
+    }
+    tdx_afile_abort(f);
+    return 0;
+}
+
+void tdx_afile_abort(tdx_afile *f) {
+    if (f->fd >= 0) close(f->fd);
+    f->fd = -1;
+    if (f->tmp) unlink(f->tmp);
+    free(f->tmp);
+    free(f->dst);
+    f->tmp = f->dst = NULL;
+}
+
+int tdx_write_file_atomic(const char *path, const void *p, size_t n, tdx_err *err) {
+    tdx_afile f;
+    if (tdx_afile_open(&f, path, err)) return -1;
+    if (tdx_afile_write(&f, p, n, err)) {
+        tdx_afile_abort(&f);
+        return -1;
+    }
+    return tdx_afile_commit(&f, err);
+}

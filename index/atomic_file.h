@@ -1,0 +1,29 @@
+/* atomic_file.h: writing a file so that it is never seen half-written: data goes to a temporary
+ * file beside the target, which is fsynced and renamed over it only when complete. */
+#ifndef TDX_ATOMIC_FILE_H
+#define TDX_ATOMIC_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+
+typedef struct tdx_afile {
+    int fd;
+    char *tmp;  /* temporary path (malloc'd) */
+    char *dst;  /* final path (malloc'd) */
+    uint64_t written;
+} tdx_afile;
+
+int tdx_afile_open(tdx_afile *f, const char *path, tdx_err *err);
+int tdx_afile_write(tdx_afile *f, const void *p, size_t n, tdx_err *err);
+/* Writes at an absolute offset (for patching headers); does not move the append position. */
+int tdx_afile_pwrite(tdx_afile *f, const void *p, size_t n, uint64_t off, tdx_err *err);
+/* fsync, rename over the target, fsync the directory. On failure the temporary file is removed. */
+int tdx_afile_commit(tdx_afile *f, tdx_err *err);
+/* Removes the temporary file (safe after a failed or successful commit). */
+void tdx_afile_abort(tdx_afile *f);
+
+int tdx_write_file_atomic(const char *path, const void *p, size_t n, tdx_err *err);
+
+#endif

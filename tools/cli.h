@@ -1,0 +1,50 @@
+/* cli.h: what the traceidx subcommands share: error reporting, option helpers, progress.
+ * Only tools/ prints and exits; the library reports through tdx_err. */
+#ifndef TDX_CLI_H
+#define TDX_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/source.h"
+
+#define TDX_EXIT_OK 0
+#define TDX_EXIT_FAIL 1  /* bad input, or the requested check failed */
+#define TDX_EXIT_USAGE 2 /* bad command line */
+
+/* Prints "traceidx: FILE: offset N: MESSAGE" (offset omitted when unknown) to stderr. */
+void cli_report(const char *file, const tdx_err *err);
+/* Prints a usage error and returns TDX_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Whether argv[i] asks for help. */
+bool cli_is_help(const char *arg);
+/* Parses a -j value (>= 1); 0 on success. */
+int cli_parse_jobs(const char *s, int *jobs);
+
+/* Opens a trace (binary, text or fuzz file) and checks its header is a version we read. */
+int cli_open_trace(const char *path, tdx_source *src);
+
+/* Progress on stderr when it is a terminal. */
+typedef struct cli_progress {
+    bool enabled;
+    double start;
+    double last;
+    const char *what;
+} cli_progress;
+void cli_progress_init(cli_progress *p, const char *what, bool quiet);
+void cli_progress_update(void *ctx, uint64_t done, uint64_t total, uint64_t events);
+void cli_progress_end(cli_progress *p);
+double cli_now(void);
+
+/* Formats a nanosecond duration as Go's time.Duration.String() does. */
+void cli_duration(char *buf, size_t cap, int64_t ns);
+
+/* Subcommands. */
+int cmd_text2bin(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+
+#endif

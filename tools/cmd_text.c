@@ -1,0 +1,82 @@
+/* cmd_text.c: `traceidx text2bin` and the raw form of `traceidx dump`. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/textfmt.h"
+#include "index/atomic_file.h"
+
+static const char text2bin_help[] =
+    "usage: traceidx text2bin IN -o OUT\n\n"
+    "Converts a trace in Go's text format into the binary wire format, byte for byte as Go's\n"
+    "test harness does. IN may be a plain text trace (starting with \"Trace Go1.N\") or a Go test\n"
+    "file with \"-- expect --\" and \"-- trace --\" sections. OUT is written atomically; \"-\" is\n"
+    "standard output.\n";
+
+int cmd_text2bin(int argc, char **argv) {
+    const char *in = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(text2bin_help, stdout);
+            return TDX_EXIT_OK;
+        } else if (!strcmp(argv[i], "-o")) {
+            if (++i >= argc) return cli_usage_error("text2bin", "-o needs a file name");
+            out = argv[i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("text2bin", "unknown option %s", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            return cli_usage_error("text2bin", "unexpected argument %s", argv[i]);
+        }
+    }
+    if (!in || !out) return cli_usage_error("text2bin", "need IN and -o OUT");
+    tdx_source src;
+    tdx_err err;
+    if (tdx_source_open(&src, in, &err)) {
+        cli_report(in, &err);
+        return TDX_EXIT_FAIL;
+    }
+    if (src.kind == TDX_SRC_BINARY) {
+        fprintf(stderr, "traceidx: %s: already a binary trace\n", in);
+        tdx_source_close(&src);
+        return TDX_EXIT_FAIL;
+    }
+    int rc = TDX_EXIT_OK;
+    if (!strcmp(out, "-")) {
+        if (fwrite(src.data, 1, src.size, stdout) != src.size || fflush(stdout)) {
+            fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
+            rc = TDX_EXIT_FAIL;
+        }
+    } else if (tdx_write_file_atomic(out, src.data, src.size, &err)) {
+        cli_report(out, &err);
+        rc = TDX_EXIT_FAIL;
+    }
+    tdx_source_close(&src);
+    return rc;
+}
+
+int cmd_dump_raw(const char *path);
+
+int cmd_dump_raw(const char *path) {
+    tdx_source src;
+    tdx_err err;
+    if (tdx_source_open(&src, path, &err)) {
+        cli_report(path, &err);
+        return TDX_EXIT_FAIL;
+    }
+    int rc = TDX_EXIT_OK;
+    if (tdx_binary_to_text(src.data, src.size, stdout, &err)) {
+        fflush(stdout);
+        cli_report(path, &err);
+        rc = TDX_EXIT_FAIL;
+    } else if (fflush(stdout)) {
+        fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
+        rc = TDX_EXIT_FAIL;
+    }
+    tdx_source_close(&src);
+    return rc;
+}

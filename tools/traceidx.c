@@ -1,0 +1,41 @@
+/* traceidx.c: the command-line entry point; dispatches to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int, char **);
+    const char *summary;
+} commands[] = {
+    {"validate", cmd_validate, "check a trace the way Go's parser does and summarise it"},
+    {"dump", cmd_dump, "print a trace in Go's text format, or its ordered events (--events)"},
+    {"text2bin", cmd_text2bin, "convert a text trace or Go test file to a binary trace"},
+};
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: traceidx <command> [arguments]\n\n"
+               "traceidx indexes Go execution traces (Go 1.22-1.26) so that any time range turns\n"
+               "into trace-viewer JSON quickly. TRACE arguments may be binary traces, Go's text\n"
+               "format, Go test files (.test) or Go fuzz corpus files.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'traceidx <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return TDX_EXIT_USAGE;
+    }
+    if (cli_is_help(argv[1])) {
+        usage(stdout);
+        return TDX_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "traceidx: unknown command \"%s\"\n\n", argv[1]);
+    usage(stderr);
+    return TDX_EXIT_USAGE;
+}
