@@ -59,8 +59,8 @@ static int print_flush(printer *p) {
 
 static void usable_note(const tdx_err *err, const tdx_read_stats *st, size_t size) {
     (void)err;
-    fprintf(stderr, "traceidx: usable before the error: %" PRIu64 " complete generation%s, %" PRIu64
-                    " events, %" PRIu64 " of %zu bytes\n",
+    fprintf(stderr, "traceidx: usable before the error: %" PRIu64 " generation%s, %" PRIu64
+                    " events, the first %" PRIu64 " of %zu bytes\n",
             st->generations, st->generations == 1 ? "" : "s", st->events, st->bytes, size);
 }
 
@@ -167,10 +167,12 @@ int cmd_validate(int argc, char **argv) {
     } else {
         char span[48];
         cli_duration(span, sizeof span, st.last_time - st.first_time);
-        printf("%s: valid go 1.%d trace: %" PRIu64 " generation%s, %" PRIu64 " events, span %s "
-               "(%.1f MB in %.3f s, %.0f MB/s)\n",
-               path, st.version, st.generations, st.generations == 1 ? "" : "s", st.events, span,
-               (double)src.size / 1e6, secs, secs > 0 ? (double)src.size / 1e6 / secs : 0.0);
+        printf("%s: valid go 1.%d trace: %" PRIu64 " generation%s, %" PRIu64 " events, span %s",
+               path, st.version, st.generations, st.generations == 1 ? "" : "s", st.events, span);
+        if (secs > 0.05)
+            printf(" (%.1f MB in %.2f s: %.0f MB/s, %.1fM events/s)", (double)src.size / 1e6, secs,
+                   (double)src.size / 1e6 / secs, (double)st.events / 1e6 / secs);
+        printf("\n");
         exit_code = TDX_EXIT_OK;
     }
     if (stats)

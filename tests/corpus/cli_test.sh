@@ -1,0 +1,76 @@
+#!/bin/sh
+# End-to-end checks of the traceidx command line: help, usage errors, bad input, file handling.
+# usage: cli_test.sh TRACEIDX TESTDATA_DIR
+set -u
+T=$1
+D=$2
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect STATUS CMD...: runs CMD, checks the exit status, keeps stdout/stderr in $W/out, $W/err.
+expect() {
+    want=$1
+    shift
+    "$@" >"$W/out" 2>"$W/err"
+    got=$?
+    [ "$got" = "$want" ] || fail "exit $got (want $want): $* :: $(head -c 300 "$W/err")"
+}
+has() { grep -q -- "$2" "$W/$1" || fail "$1 lacks \"$2\": $(head -c 300 "$W/$1")"; }
+
+expect 0 "$T" --help
+has out "usage: traceidx"
+for c in validate dump text2bin; do
+    expect 0 "$T" "$c" --help
+    has out "usage: traceidx $c"
+done
+expect 2 "$T"
+expect 2 "$T" frobnicate
+has err "unknown command"
+expect 2 "$T" validate
+expect 2 "$T" validate -j 0 x
+expect 2 "$T" dump --bogus x
+expect 2 "$T" text2bin onlyin
+
+# Bad input: one line naming the file, the offset and the cause; exit 1.
+expect 1 "$T" validate "$W/missing"
+has err "traceidx: $W/missing: cannot open"
+printf 'hello, not a trace at all\n' >"$W/garbage"
+expect 1 "$T" validate "$W/garbage"
+has err "offset 0: bad file format: not a Go execution trace?"
+printf 'go 1.24 trace\0\0\0' >"$W/v24"
+expect 1 "$T" validate "$W/v24"
+has err "unknown or unsupported trace version go 1.24"
+mkdir "$W/dir"
+expect 1 "$T" validate "$W/dir"
+has err "not a regular file"
+
+# A valid trace, then the same trace truncated inside its last generation.
+good="$D/edge/tasks-across-generations.test"
+expect 0 "$T" text2bin "$good" -o "$W/good.trace"
+[ -z "$(ls "$W" | grep '\.tmp\.')" ] || fail "text2bin left a temporary file"
+expect 0 "$T" validate "$W/good.trace"
+has out "valid go 1.22 trace: 2 generations, 10 events"
+size=$(wc -c <"$W/good.trace")
+head -c $((size - 7)) "$W/good.trace" >"$W/cut.trace"
+expect 1 "$T" validate "$W/cut.trace"
+has err "offset [0-9]*: "
+has err "usable before the error: 2 generations, 10 events, the first [0-9]* of $((size - 7)) bytes"
+expect 1 "$T" dump --events "$W/cut.trace"
+has out "^ERROR: "
+
+# Text errors name the line.
+printf 'Trace Go1.22\nEventBatch gen=1 m=0 time=0 size=1\nProcStatus dt=1 p=0 pstatus=1 # no\n' >"$W/bad.txt"
+expect 1 "$T" text2bin "$W/bad.txt" -o "$W/bad.trace"
+has err "line 3: encountered unexpected non-space at the end of an event"
+[ ! -e "$W/bad.trace" ] || fail "text2bin wrote an output for bad input"
+
+# Raw dump round trip.
+expect 0 "$T" dump "$W/good.trace"
+cp "$W/out" "$W/good.txt"
+expect 0 "$T" text2bin "$W/good.txt" -o "$W/again.trace"
+cmp -s "$W/good.trace" "$W/again.trace" || fail "dump | text2bin is not the identity"
+
+[ $fails = 0 ] && echo PASS
+exit $((fails > 0))
