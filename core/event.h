@@ -63,6 +63,9 @@ typedef struct tdx_event {
     uint64_t off;    /* file offset of the wire event (0 for synthesized ones) */
 } tdx_event;
 
+/* The kind Go reports for an event of wire type `type` (TDX_TYPE_SYNC: Sync). */
+uint8_t tdx_type_kind(uint8_t type);
+
 /* Names as Go prints them. */
 const char *tdx_kind_name(int kind);
 const char *tdx_gostate_name(int s);

@@ -101,6 +101,7 @@ typedef struct assume {
 
 typedef struct cursor {
     uint64_t m;
+    uint32_t mslot; /* index of the thread's working record + 1, 0 until first used */
     uint32_t batch;  /* current batch index, UINT32_MAX when exhausted */
     uint32_t off;    /* offset in the batch payload */
     int64_t last_ts;
@@ -148,7 +149,7 @@ struct tdx_order {
     /* merge */
     TDX_VEC(cursor) cur;
     TDX_VEC(uint32_t) heap; /* cursor indexes */
-    TDX_VEC(int64_t) sort_keys;
+    TDX_VEC(int64_t) hk;    /* hk.v[i]: current event time of cursor heap.v[i] (kept inline) */
     qev q[4];
     int nq;
     int64_t last_local;
@@ -199,7 +200,7 @@ void tdx_order_free(tdx_order *o) {
     tdx_vec_free(&o->fixups);
     tdx_vec_free(&o->cur);
     tdx_vec_free(&o->heap);
-    tdx_vec_free(&o->sort_keys);
+    tdx_vec_free(&o->hk);
     free(o);
 }
 
@@ -499,14 +500,25 @@ static int cursor_next(tdx_order *o, cursor *c, tdx_err *err) {
     if (sp->nargs == 0 || !sp->timed)
         return tdx_errf(err, TDX_EFORMAT, at, "found event without a timestamp: type=%u", t);
     uint64_t dt;
-    int k = tdx_uvarint(p, end, &dt);
-    if (k < 0) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint for timestamp");
-    p += k;
     c->args[0] = c->args[1] = c->args[2] = c->args[3] = 0;
-    for (int i = 0; i < sp->nargs - 1; i++) {
-        k = tdx_uvarint(p, end, &c->args[i]);
-        if (k < 0) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint");
+    int na = sp->nargs - 1;
+    if (end - p >= TDX_MAX_ARGS * TDX_VARINT_MAX) {
+        /* Common case, far from the end of the batch: no bounds checks needed. */
+        p = tdx_uvarint_fast(p, &dt);
+        if (!p) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint for timestamp");
+        for (int i = 0; i < na; i++) {
+            p = tdx_uvarint_fast(p, &c->args[i]);
+            if (!p) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint");
+        }
+    } else {
+        int k = tdx_uvarint(p, end, &dt);
+        if (k < 0) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint for timestamp");
         p += k;
+        for (int i = 0; i < na; i++) {
+            k = tdx_uvarint(p, end, &c->args[i]);
+            if (k < 0) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint");
+            p += k;
+        }
     }
     c->type = t;
     /* Go adds in int64 with wrap-around. */
@@ -546,12 +558,15 @@ static void m_guess(tdx_order *o, wm *r) {
 
 /* ---- the frontier heap (exact tie behaviour matters) ---- */
 
-static inline int64_t htime(const tdx_order *o, size_t i) { return o->cur.v[o->heap.v[i]].time; }
+static inline int64_t htime(const tdx_order *o, size_t i) { return o->hk.v[i]; }
 
 static inline void hswap(tdx_order *o, size_t a, size_t b) {
     uint32_t t = o->heap.v[a];
     o->heap.v[a] = o->heap.v[b];
     o->heap.v[b] = t;
+    int64_t k = o->hk.v[a];
+    o->hk.v[a] = o->hk.v[b];
+    o->hk.v[b] = k;
 }
 
 static size_t sift_up(tdx_order *o, size_t i) {
@@ -1535,8 +1550,13 @@ static int advance(tdx_order *o, cursor *cu, tdx_err *err) {
     ctx cur = {NO_ID, NO_ID, NO_ID}, nc;
     wm *ms = NULL;
     if (cu->m != TDX_NONE64) {
-        ms = wm_get(o, cu->m);
-        if (!ms) return OOM(err);
+        if (cu->mslot) {
+            ms = &o->ms.v[cu->mslot - 1];
+        } else {
+            ms = wm_get(o, cu->m);
+            if (!ms) return OOM(err);
+            cu->mslot = (uint32_t)(ms - o->ms.v) + 1;
+        }
         if (ms->ex_fs != FS_WRITTEN) {
             ms->exists = 1;
             ms->ex_fs = FS_WRITTEN;
@@ -1598,7 +1618,7 @@ static int advance(tdx_order *o, cursor *cu, tdx_err *err) {
     if (rc != R_ADVANCE) return rc;
     if (ms) {
         /* ms may have moved: the rules can add thread records. */
-        ms = wm_get(o, cu->m);
+        ms = &o->ms.v[cu->mslot - 1];
         if (ms->p != nc.p) m_set_p(ms, nc.p);
         if (ms->g != nc.g) m_set_g(ms, nc.g);
     }
@@ -1607,58 +1627,7 @@ static int advance(tdx_order *o, cursor *cu, tdx_err *err) {
 
 /* ---- post-processing and emission ---- */
 
-static const uint8_t type_kind[TDX_EV_NTYPES] = {
-    [TDX_EV_CPU_SAMPLE] = TDX_KIND_STACK_SAMPLE,
-    [TDX_EV_PROCS_CHANGE] = TDX_KIND_METRIC,
-    [TDX_EV_PROC_START] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_PROC_STOP] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_PROC_STEAL] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_PROC_STATUS] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_CREATE] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_CREATE_SYSCALL] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_START] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_DESTROY] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_DESTROY_SYSCALL] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_STOP] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_BLOCK] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_UNBLOCK] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_SYSCALL_BEGIN] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_SYSCALL_END] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_SYSCALL_END_BLOCKED] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_STATUS] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_STW_BEGIN] = TDX_KIND_RANGE_BEGIN,
-    [TDX_EV_STW_END] = TDX_KIND_RANGE_END,
-    [TDX_EV_GC_ACTIVE] = TDX_KIND_RANGE_ACTIVE,
-    [TDX_EV_GC_BEGIN] = TDX_KIND_RANGE_BEGIN,
-    [TDX_EV_GC_END] = TDX_KIND_RANGE_END,
-    [TDX_EV_GC_SWEEP_ACTIVE] = TDX_KIND_RANGE_ACTIVE,
-    [TDX_EV_GC_SWEEP_BEGIN] = TDX_KIND_RANGE_BEGIN,
-    [TDX_EV_GC_SWEEP_END] = TDX_KIND_RANGE_END,
-    [TDX_EV_GC_MARK_ASSIST_ACTIVE] = TDX_KIND_RANGE_ACTIVE,
-    [TDX_EV_GC_MARK_ASSIST_BEGIN] = TDX_KIND_RANGE_BEGIN,
-    [TDX_EV_GC_MARK_ASSIST_END] = TDX_KIND_RANGE_END,
-    [TDX_EV_HEAP_ALLOC] = TDX_KIND_METRIC,
-    [TDX_EV_HEAP_GOAL] = TDX_KIND_METRIC,
-    [TDX_EV_GO_LABEL] = TDX_KIND_LABEL,
-    [TDX_EV_USER_TASK_BEGIN] = TDX_KIND_TASK_BEGIN,
-    [TDX_EV_USER_TASK_END] = TDX_KIND_TASK_END,
-    [TDX_EV_USER_REGION_BEGIN] = TDX_KIND_REGION_BEGIN,
-    [TDX_EV_USER_REGION_END] = TDX_KIND_REGION_END,
-    [TDX_EV_USER_LOG] = TDX_KIND_LOG,
-    [TDX_EV_GO_SWITCH] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_SWITCH_DESTROY] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_CREATE_BLOCKED] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_GO_STATUS_STACK] = TDX_KIND_STATE_TRANSITION,
-    [TDX_EV_SPAN] = TDX_KIND_EXPERIMENTAL,
-    [TDX_EV_SPAN_ALLOC] = TDX_KIND_EXPERIMENTAL,
-    [TDX_EV_SPAN_FREE] = TDX_KIND_EXPERIMENTAL,
-    [TDX_EV_HEAP_OBJECT] = TDX_KIND_EXPERIMENTAL,
-    [TDX_EV_HEAP_OBJECT_ALLOC] = TDX_KIND_EXPERIMENTAL,
-    [TDX_EV_HEAP_OBJECT_FREE] = TDX_KIND_EXPERIMENTAL,
-    [TDX_EV_GOROUTINE_STACK] = TDX_KIND_EXPERIMENTAL,
-    [TDX_EV_GOROUTINE_STACK_ALLOC] = TDX_KIND_EXPERIMENTAL,
-    [TDX_EV_GOROUTINE_STACK_FREE] = TDX_KIND_EXPERIMENTAL,
-};
+
 
 static int deliver(tdx_order *o, tdx_event *e, tdx_err *err) {
     if (o->nemitted > 0 && e->time <= o->last_local) e->time = (int64_t)((uint64_t)o->last_local + 1);
@@ -1676,7 +1645,7 @@ static int finish_event(tdx_order *o, const qev *q, tdx_err *err) {
     tdx_event e;
     memset(&e, 0, sizeof e);
     e.type = q->type;
-    e.kind = type_kind[q->type];
+    e.kind = tdx_type_kind(q->type);
     e.time = q->time;
     e.m = q->m;
     e.p = q->p;
@@ -1798,8 +1767,12 @@ static int try_advance(tdx_order *o, size_t hi, tdx_err *err) {
     c = &o->cur.v[o->heap.v[hi]];
     int ok = cursor_next(o, c, err);
     if (ok < 0) return R_ERROR;
-    if (ok) heap_update(o, hi);
-    else heap_remove(o, hi);
+    if (ok) {
+        o->hk.v[hi] = c->time;
+        heap_update(o, hi);
+    } else {
+        heap_remove(o, hi);
+    }
     return R_ADVANCE;
 }
 
@@ -1836,7 +1809,8 @@ int tdx_order_generation(tdx_order *o, tdx_gen *g, const tdx_order_params *prm, 
     clear_working(o);
     /* Frontier: one cursor per thread, in order of first appearance. */
     o->cur.n = o->heap.n = 0;
-    if (tdx_vec_reserve(&o->cur, g->threads.n) || tdx_vec_reserve(&o->heap, g->threads.n))
+    if (tdx_vec_reserve(&o->cur, g->threads.n) || tdx_vec_reserve(&o->heap, g->threads.n) ||
+        tdx_vec_reserve(&o->hk, g->threads.n))
         return OOM(err);
     for (size_t i = 0; i < g->threads.n; i++) {
         cursor c = {.m = g->threads.v[i].m, .batch = g->threads.v[i].first};
@@ -1845,8 +1819,10 @@ int tdx_order_generation(tdx_order *o, tdx_gen *g, const tdx_order_params *prm, 
         if (!ok) continue;
         o->cur.v[o->cur.n] = c;
         o->heap.v[o->heap.n] = (uint32_t)o->cur.n;
+        o->hk.v[o->heap.n] = c.time;
         o->cur.n++;
         o->heap.n++;
+        o->hk.n = o->heap.n;
         sift_up(o, o->heap.n - 1);
     }
     /* The generation's Sync. */
@@ -1877,10 +1853,7 @@ int tdx_order_generation(tdx_order *o, tdx_gen *g, const tdx_order_params *prm, 
         int rc = try_advance(o, 0, err);
         if (rc == R_DEFER) {
             /* Sort the frontier by time (a sorted array is still a heap) and try the others. */
-            size_t n = o->heap.n;
-            if (tdx_vec_reserve(&o->sort_keys, n)) return OOM(err), TDX_ORDER_ERROR;
-            for (size_t i = 0; i < n; i++) o->sort_keys.v[i] = htime(o, i);
-            tdx_pdqsort(o->sort_keys.v, o->heap.v, n);
+            tdx_pdqsort(o->hk.v, o->heap.v, o->heap.n);
             rc = R_DEFER;
             for (size_t i = 1; i < o->heap.n; i++) {
                 rc = try_advance(o, i, err);

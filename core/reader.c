@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "evbuf.h"
+#include "spec.h"
+#include "v1.h"
 
 int tdx_ncpus(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -54,8 +56,9 @@ static int deliver_sync(deliver_ctx *d, tdx_err *err) {
 }
 
 static int emit_direct(void *ctx, const tdx_event *e, const tdx_gen *g) {
-    tdx_event copy = *e;
-    return deliver(ctx, &copy, g);
+    /* The ordering stage hands over its own scratch record; finishing the time in place saves
+     * a copy per event. */
+    return deliver(ctx, (tdx_event *)e, g);
 }
 
 static bool has_events(const tdx_gen *g) {
@@ -361,6 +364,8 @@ out:
 
 int tdx_read_trace(const uint8_t *data, size_t size, int version, const tdx_read_opts *opts,
                    tdx_read_stats *stats, tdx_err *err) {
+    /* Old-format traces (Go 1.11-1.21) are read whole and converted to the same events. */
+    if (tdx_version_is_v1(version)) return tdx_read_v1(data, size, version, opts, stats, err);
     memset(stats, 0, sizeof *stats);
     stats->version = version;
     tdx_err_clear(err);

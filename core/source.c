@@ -131,11 +131,5 @@ int tdx_source_open_v2(tdx_source *s, const char *path, tdx_err *err) {
         tdx_source_close(s);
         return -1;
     }
-    if (tdx_version_is_v1(s->version)) {
-        int v = s->version;
-        tdx_source_close(s);
-        return tdx_errf(err, TDX_EUNSUPPORTED, 0,
-                        "old trace format go 1.%d (Go 1.11-1.21) is not supported yet", v);
-    }
     return 0;
 }

@@ -38,6 +38,27 @@ static inline int tdx_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *ou
     return avail >= TDX_VARINT_MAX ? TDX_VARINT_OVERFLOW : TDX_VARINT_UNEXPECTED;
 }
 
+/* Decodes a uvarint when at least TDX_VARINT_MAX bytes are readable at p (no bounds checks).
+ * Returns the byte after it, or NULL on overflow. */
+static inline const uint8_t *tdx_uvarint_fast(const uint8_t *p, uint64_t *out) {
+    uint64_t v = p[0];
+    if (v < 0x80) {
+        *out = v;
+        return p + 1;
+    }
+    v &= 0x7f;
+    for (int i = 1; i < TDX_VARINT_MAX; i++) {
+        uint64_t b = p[i];
+        if (b < 0x80) {
+            if (i == TDX_VARINT_MAX - 1 && b > 1) return NULL;
+            *out = v | (b << (7 * i));
+            return p + i + 1;
+        }
+        v |= (b & 0x7f) << (7 * i);
+    }
+    return NULL;
+}
+
 /* Text of a negative tdx_uvarint result, worded as Go's errors ("EOF", "unexpected EOF", ...). */
 static inline const char *tdx_varint_strerror(int code) {
     switch (code) {

@@ -77,3 +77,55 @@ void cli_progress_end(cli_progress *p) {
 }
 
 void cli_duration(char *buf, size_t cap, int64_t ns) { tdx_go_duration(buf, cap, ns); }
+
+int cli_jobs_arg(int argc, char **argv, int *i, int *jobs) {
+    const char *a = argv[*i];
+    if (strncmp(a, "-j", 2) != 0) return 0;
+    const char *v = a[2] ? a + 2 : (*i + 1 < argc ? argv[++*i] : "");
+    return cli_parse_jobs(v, jobs) ? -1 : 1;
+}
+
+int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
+    tdx_err err;
+    FILE *f = fopen(path, "rb");
+    uint8_t magic[8] = {0};
+    bool is_index = f && fread(magic, 1, 8, f) == 8 && tdx_is_index(magic, 8);
+    if (f) fclose(f);
+    if (is_index || !f) {
+        if (tdx_index_open(ix, path, &err)) {
+            cli_report(path, &err);
+            return -1;
+        }
+        return 0;
+    }
+    /* A trace: use the index beside it, after checking it still describes this trace. */
+    tdx_source src;
+    if (tdx_source_open(&src, path, &err)) {
+        cli_report(path, &err);
+        return -1;
+    }
+    size_t n = strlen(path) + 6;
+    char *ipath = malloc(n);
+    if (!ipath) {
+        tdx_source_close(&src);
+        return -1;
+    }
+    snprintf(ipath, n, "%s.tidx", path);
+    int rc = 0;
+    if (tdx_index_open(ix, ipath, &err)) {
+        if (err.kind == TDX_EIO)
+            fprintf(stderr, "traceidx: %s: no index beside it (%s); create it with `traceidx build %s`\n",
+                    path, ipath, path);
+        else cli_report(ipath, &err);
+        rc = -1;
+    } else if (tdx_index_check_trace(ix, path, src.data, src.size, full_check, &err)) {
+        cli_report(ipath, &err);
+        tdx_index_close(ix);
+        rc = -1;
+    }
+    if (rc == 0) ix->path = path; /* messages name what the user gave */
+    tdx_source_close(&src);
+    /* ipath stays alive while the index is open only if needed; the index does not keep it. */
+    free(ipath);
+    return rc;
+}

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/source.h"
+#include "index/reader.h"
 
 #define TDX_EXIT_OK 0
 #define TDX_EXIT_FAIL 1  /* bad input, or the requested check failed */
@@ -23,6 +24,14 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 bool cli_is_help(const char *arg);
 /* Parses a -j value (>= 1); 0 on success. */
 int cli_parse_jobs(const char *s, int *jobs);
+
+/* Opens PATH as an index; when PATH is a trace instead, opens PATH.tidx and checks that it was
+ * built from this trace (stale indexes are refused): size, header and a sampled hash, or the hash
+ * of every byte with full_check. Reports errors itself. */
+int cli_open_index(const char *path, tdx_index *ix, bool full_check);
+
+/* Parses "-j N" or "-jN" at argv[*i]; returns 1 if it was one (advancing *i), -1 if malformed. */
+int cli_jobs_arg(int argc, char **argv, int *i, int *jobs);
 
 /* Opens a trace (binary, text or fuzz file) and checks its header is a version we read. */
 int cli_open_trace(const char *path, tdx_source *src);
@@ -46,5 +55,8 @@ void cli_duration(char *buf, size_t cap, int64_t ns);
 int cmd_text2bin(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_viewjson(int argc, char **argv);
+int cmd_build(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 #endif

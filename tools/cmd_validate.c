@@ -8,6 +8,8 @@
 #include "cli.h"
 #include "core/event.h"
 #include "core/reader.h"
+#include "index/evcodec.h"
+#include "index/reader.h"
 
 int cmd_dump_raw(const char *path);
 
@@ -125,15 +127,14 @@ static int check_expectation(const char *path, const tdx_source *src, int rc, co
 
 int cmd_validate(int argc, char **argv) {
     const char *path = NULL;
-    int jobs = tdx_ncpus();
+    int jobs = tdx_ncpus(), jr;
     bool expect = false, quiet = false, stats = false;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(validate_help, stdout);
             return TDX_EXIT_OK;
-        } else if (!strcmp(argv[i], "-j")) {
-            if (++i >= argc || cli_parse_jobs(argv[i], &jobs))
-                return cli_usage_error("validate", "-j needs a number from 1 to 1024");
+        } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
+            if (jr < 0) return cli_usage_error("validate", "-j needs a number from 1 to 1024");
         } else if (!strcmp(argv[i], "--expect")) {
             expect = true;
         } else if (!strcmp(argv[i], "--quiet")) {
@@ -183,9 +184,41 @@ int cmd_validate(int argc, char **argv) {
     return exit_code;
 }
 
+static bool file_is_index(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    uint8_t m[8];
+    bool r = fread(m, 1, 8, f) == 8 && tdx_is_index(m, 8);
+    fclose(f);
+    return r;
+}
+
+/* The events stored in an index, printed exactly as from the trace itself. */
+static int dump_index_events(const char *path, printer *pr) {
+    tdx_index ix;
+    tdx_err err;
+    if (tdx_index_open(&ix, path, &err)) {
+        cli_report(path, &err);
+        return TDX_EXIT_FAIL;
+    }
+    tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
+    int rc = buf ? 0 : -1;
+    for (size_t b = 0; b < ix.nblocks && !rc; b++) {
+        size_t n;
+        if ((rc = tdx_index_read_block(&ix, b, buf, &n, &err))) break;
+        for (size_t i = 0; i < n && !rc; i++) rc = print_event(pr, &buf[i], &ix.tabs);
+    }
+    free(buf);
+    int failed = print_flush(pr);
+    if (rc && err.kind != TDX_OK) cli_report(path, &err);
+    else if (failed || rc) fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
+    tdx_index_close(&ix);
+    return rc || failed ? TDX_EXIT_FAIL : TDX_EXIT_OK;
+}
+
 int cmd_dump(int argc, char **argv) {
     const char *path = NULL;
-    int jobs = tdx_ncpus();
+    int jobs = tdx_ncpus(), jr;
     bool events = false;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -193,9 +226,8 @@ int cmd_dump(int argc, char **argv) {
             return TDX_EXIT_OK;
         } else if (!strcmp(argv[i], "--events")) {
             events = true;
-        } else if (!strcmp(argv[i], "-j")) {
-            if (++i >= argc || cli_parse_jobs(argv[i], &jobs))
-                return cli_usage_error("dump", "-j needs a number from 1 to 1024");
+        } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
+            if (jr < 0) return cli_usage_error("dump", "-j needs a number from 1 to 1024");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("dump", "unknown option %s", argv[i]);
         } else if (!path) {
@@ -207,6 +239,7 @@ int cmd_dump(int argc, char **argv) {
     if (!path) return cli_usage_error("dump", "need a TRACE");
     if (!events) return cmd_dump_raw(path);
     printer pr = {stdout, {0}, 0};
+    if (file_is_index(path)) return dump_index_events(path, &pr);
     tdx_source src;
     tdx_read_stats st;
     tdx_err err;

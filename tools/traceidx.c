@@ -9,9 +9,12 @@ static const struct {
     int (*run)(int, char **);
     const char *summary;
 } commands[] = {
+    {"build", cmd_build, "index a trace into a compact, checksummed file (TRACE.tidx)"},
+    {"info", cmd_info, "describe an index: span, generations, events, goroutines, size"},
     {"validate", cmd_validate, "check a trace the way Go's parser does and summarise it"},
     {"dump", cmd_dump, "print a trace in Go's text format, or its ordered events (--events)"},
     {"text2bin", cmd_text2bin, "convert a text trace or Go test file to a binary trace"},
+    {"viewjson", cmd_viewjson, "print go tool trace's viewer JSON (or split ranges) for a trace"},
 };
 
 static void usage(FILE *f) {

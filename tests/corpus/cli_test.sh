@@ -21,7 +21,7 @@ has() { grep -q -- "$2" "$W/$1" || fail "$1 lacks \"$2\": $(head -c 300 "$W/$1")
 
 expect 0 "$T" --help
 has out "usage: traceidx"
-for c in validate dump text2bin; do
+for c in validate dump text2bin build info; do
     expect 0 "$T" "$c" --help
     has out "usage: traceidx $c"
 done
@@ -71,6 +71,19 @@ expect 0 "$T" dump "$W/good.trace"
 cp "$W/out" "$W/good.txt"
 expect 0 "$T" text2bin "$W/good.txt" -o "$W/again.trace"
 cmp -s "$W/good.trace" "$W/again.trace" || fail "dump | text2bin is not the identity"
+
+# build and info: default output name, summary line, JSON, a trace given instead of its index.
+cp "$W/good.trace" "$W/svc.trace"
+expect 0 "$T" build --quiet -j1 "$W/svc.trace"
+has out "indexed 10 events of 2 generations into $W/svc.trace.tidx"
+expect 0 "$T" info "$W/svc.trace.tidx"
+has out "events:       10"
+expect 0 "$T" info --json "$W/svc.trace"
+has out '"events":10'
+expect 1 "$T" info "$W/good.trace"
+has err "no index beside it"
+expect 2 "$T" build
+expect 2 "$T" build -j x "$W/svc.trace"
 
 [ $fails = 0 ] && echo PASS
 exit $((fails > 0))

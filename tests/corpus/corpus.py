@@ -159,6 +159,104 @@ def check_edge(tdx, path):
             fail("-j %s: events differ: %s" % (j, first_diff(p.stdout, want)))
 
 
+def trace_path(name):
+    if name == "synth-split":
+        return need(os.path.join(TESTDATA, "synth", "synth-split.trace"))
+    if name.startswith("go119-"):
+        return need(os.path.join(TESTDATA, "v1", name + ".trace"))
+    return need(binary_for(name))
+
+
+def check_index(tdx, name, tmp):
+    """build is byte-identical for -j 1, 2 and 4, and the index gives back the trace's events."""
+    trace = trace_path(name)
+    outs = []
+    for j in ("1", "2", "4"):
+        out = os.path.join(tmp, "%s.j%s.tidx" % (name, j))
+        p = run([tdx, "build", "--quiet", "-j", j, trace, "-o", out], timeout=900)
+        if p.returncode != 0:
+            fail("build -j %s failed: %s" % (j, p.stderr.decode()))
+        outs.append(open(out, "rb").read())
+    if outs[1] != outs[0] or outs[2] != outs[0]:
+        fail("the index differs between -j 1, -j 2 and -j 4")
+    want = run([tdx, "dump", "--events", "-j", "2", trace], timeout=900).stdout
+    got = run([tdx, "dump", "--events", os.path.join(tmp, name + ".j1.tidx")], timeout=900)
+    if got.returncode != 0 or got.stdout != want:
+        fail("events read back from the index differ: " + first_diff(got.stdout, want))
+    p = run([tdx, "info", "--verify", os.path.join(tmp, name + ".j1.tidx")])
+    if p.returncode != 0 or b"all checksums verified" not in p.stdout:
+        fail("info --verify: " + p.stderr.decode())
+
+
+def sections(path):
+    import struct
+    data = open(path, "rb").read()
+    off, count = struct.unpack_from("<QI", data, 24)
+    for i in range(count):
+        kind, flags, soff, slen, _ = struct.unpack_from("<IIQQQ", data, off + 32 * i)
+        yield kind, soff, slen
+
+
+def expect_error(tdx, args, words, what):
+    p = run(args)
+    err = p.stderr.decode()
+    if p.returncode != 1:
+        fail("%s: exit status %d (want 1): %s" % (what, p.returncode, err))
+    if not err.startswith("traceidx: ") or not all(w in err for w in words):
+        fail("%s: unclear error %r (want %s)" % (what, err, words))
+
+
+def check_corrupt(tdx, name, tmp):
+    """A damaged index, a stale one, a newer format, a non-index target: clear errors, exit 1."""
+    import shutil
+    import struct
+    trace = trace_path(name)
+    good = os.path.join(tmp, "good.tidx")
+    p = run([tdx, "build", "--quiet", trace, "-o", good])
+    if p.returncode != 0:
+        fail("build failed: " + p.stderr.decode())
+    data = open(good, "rb").read()
+    bad = os.path.join(tmp, "bad.tidx")
+    for kind, off, length in list(sections(good)) + [(0, 60, 1), (-1, len(data) - 10, 1)]:
+        if length == 0:
+            continue
+        b = bytearray(data)
+        b[off + length // 2] ^= 0x40
+        open(bad, "wb").write(bytes(b))
+        what = "flipped byte in section %d" % kind
+        expect_error(tdx, [tdx, "info", "--verify", bad], ["corrupt", "rebuild"], what)
+        # dump --events reads the header, tables, directories and events (kinds 1-7).
+        if kind <= 7:
+            expect_error(tdx, [tdx, "dump", "--events", bad], ["corrupt", "rebuild"], what)
+    open(bad, "wb").write(data[: len(data) // 2])
+    expect_error(tdx, [tdx, "info", bad], ["truncated", "rebuild"], "truncated index")
+    # The version is checked before the header checksum (a newer header may differ in layout).
+    b = bytearray(data)
+    struct.pack_into("<I", b, 8, 99)
+    open(bad, "wb").write(bytes(b))
+    expect_error(tdx, [tdx, "info", bad], ["newer", "upgrade"], "newer format version")
+    # A trace changed after indexing.
+    copy = os.path.join(tmp, "copy.trace")
+    shutil.copy(trace, copy)
+    shutil.copy(good, copy + ".tidx")
+    p = run([tdx, "info", copy])
+    if p.returncode != 0:
+        fail("info on an unchanged trace: " + p.stderr.decode())
+    t = bytearray(open(copy, "rb").read())
+    t[len(t) // 2] ^= 1
+    open(copy, "wb").write(bytes(t))
+    expect_error(tdx, [tdx, "info", copy], ["stale", "traceidx build"], "modified trace")
+    # build never replaces a file that is not an index.
+    other = os.path.join(tmp, "precious.txt")
+    open(other, "w").write("not an index\n")
+    expect_error(tdx, [tdx, "build", "--quiet", trace, "-o", other], ["not a traceidx index", "refusing"],
+                 "non-index target")
+    if open(other).read() != "not an index\n":
+        fail("build changed a file that is not an index")
+    if [f for f in os.listdir(tmp) if ".tmp." in f]:
+        fail("a temporary file was left behind")
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
@@ -176,6 +274,10 @@ def main():
             check_events(tdx, arg)
         elif check == "fuzz":
             check_fuzz(tdx, arg)
+        elif check == "index":
+            check_index(tdx, arg, tmp)
+        elif check == "corrupt":
+            check_corrupt(tdx, arg, tmp)
         elif check == "edge":
             check_edge(tdx, arg)
         else:

@@ -1,0 +1,543 @@
+/* jsonout.c: viewer-event serialization, Go's number formats, the streaming /jsontrace writer and
+ * the range splitter. */
+#include "jsonout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/gofmt.h"
+#include "core/quote.h"
+
+/* ---- numbers ---- */
+
+size_t tdx_json_u64(char *buf, uint64_t v) {
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+size_t tdx_json_i64(char *buf, int64_t v) {
+    if (v >= 0) return tdx_json_u64(buf, (uint64_t)v);
+    buf[0] = '-';
+    return 1 + tdx_json_u64(buf + 1, 0 - (uint64_t)v);
+}
+
+/* Below 2^43 microseconds the spacing of doubles is under 0.001, so the exact decimal ns/1000 is
+ * the only decimal of at most its length that rounds to float64(ns)/1000: the shortest
+ * round-trip text is that decimal with trailing zeros removed. */
+#define FAST_LIMIT 8796093022208000LL /* 2^43 * 1000 */
+
+/* Shortest round-trip digits of v > 0 (finite): digits into d (no point), decimal exponent of
+ * the first digit into *exp10 (v = 0.d1d2... * 10^(exp10+1)). */
+static int shortest_digits(double v, char *d, int *exp10) {
+    char tmp[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(tmp, sizeof tmp, "%.*e", p - 1, v);
+        if (p < 17 && strtod(tmp, NULL) != v) continue;
+        /* tmp = d[.ddd]e[+-]xx */
+        int n = 0;
+        char *q = tmp;
+        for (; *q && *q != 'e'; q++)
+            if (*q >= '0' && *q <= '9') d[n++] = *q;
+        *exp10 = (int)strtol(q + 1, NULL, 10);
+        while (n > 1 && d[n - 1] == '0') n--;
+        return n;
+    }
+    return 0; /* unreachable */
+}
+
+static size_t slow_usec(char *buf, int64_t ns) {
+    double v = (double)ns / 1000.0;
+    if (v == 0) {
+        buf[0] = '0';
+        return 1;
+    }
+    size_t w = 0;
+    if (v < 0) {
+        buf[w++] = '-';
+        v = -v;
+    }
+    char d[20] = {0};
+    int e = 0, n = shortest_digits(v, d, &e);
+    if (v < 1e-6 || v >= 1e21) { /* exponent form, as encoding/json writes it (e-7, e+21) */
+        buf[w++] = d[0];
+        if (n > 1) {
+            buf[w++] = '.';
+            memcpy(buf + w, d + 1, (size_t)n - 1);
+            w += (size_t)n - 1;
+        }
+        /* strconv writes at least two exponent digits; encoding/json drops the 0 of e-0X */
+        if (e < 0) w += (size_t)sprintf(buf + w, "e-%d", -e);
+        else w += (size_t)sprintf(buf + w, "e+%02d", e);
+        return w;
+    }
+    if (e < 0) {
+        buf[w++] = '0';
+        buf[w++] = '.';
+        for (int i = 0; i < -e - 1; i++) buf[w++] = '0';
+        memcpy(buf + w, d, (size_t)n);
+        return w + (size_t)n;
+    }
+    if (e + 1 >= n) {
+        memcpy(buf + w, d, (size_t)n);
+        w += (size_t)n;
+        for (int i = 0; i < e + 1 - n; i++) buf[w++] = '0';
+        return w;
+    }
+    memcpy(buf + w, d, (size_t)e + 1);
+    w += (size_t)e + 1;
+    buf[w++] = '.';
+    memcpy(buf + w, d + e + 1, (size_t)(n - e - 1));
+    return w + (size_t)(n - e - 1);
+}
+
+size_t tdx_json_usec(char *buf, int64_t ns) {
+    if (ns <= -FAST_LIMIT || ns >= FAST_LIMIT) return slow_usec(buf, ns);
+    size_t w = 0;
+    uint64_t u = (uint64_t)ns;
+    if (ns < 0) {
+        buf[w++] = '-';
+        u = 0 - u;
+    }
+    w += tdx_json_u64(buf + w, u / 1000);
+    unsigned f = (unsigned)(u % 1000);
+    if (f) {
+        buf[w++] = '.';
+        buf[w++] = (char)('0' + f / 100);
+        if (f % 100) {
+            buf[w++] = (char)('0' + f / 10 % 10);
+            if (f % 10) buf[w++] = (char)('0' + f % 10);
+        }
+    }
+    return w;
+}
+
+/* ---- event serialization ---- */
+
+/* Bytes encoding/json writes unchanged inside a string. */
+static const uint8_t plain[256] = {
+#define R8(x) x, x, x, x, x, x, x, x
+    R8(0), R8(0), R8(0), R8(0), /* 0x00-0x1f */
+    1, 1, 0, 1, 1, 1, 0, 1,     /* space ! " # $ % & ' */
+    R8(1),                      /* ( ) * + , - . / */
+    R8(1),                      /* 0-7 */
+    1, 1, 1, 1, 0, 1, 0, 1,     /* 8 9 : ; < = > ? */
+    R8(1), R8(1), R8(1),        /* @ A-W */
+    1, 1, 1, 1, 0, 1, 1, 1,     /* X Y Z [ \ ] ^ _ */
+    R8(1), R8(1), R8(1), R8(1), /* ` a-z { | } ~ DEL */
+    R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
+    R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
+#undef R8
+};
+
+static int put_quoted(tdx_buf *b, const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n && plain[s[i]]) i++;
+    if (i < n) return tdx_json_quote(b, s, n);
+    if (tdx_vec_reserve(b, b->n + n + 2)) return -1;
+    b->v[b->n++] = '"';
+    if (n) memcpy(b->v + b->n, s, n);
+    b->n += n;
+    b->v[b->n++] = '"';
+    return 0;
+}
+
+/* Appending fixed text and numbers: the caller reserved room for them. */
+#define LIT(b, s) (memcpy((b)->v + (b)->n, s, sizeof(s) - 1), (b)->n += sizeof(s) - 1)
+
+static void put_u(tdx_buf *b, uint64_t v) { b->n += tdx_json_u64((char *)b->v + b->n, v); }
+static void put_i(tdx_buf *b, int64_t v) { b->n += tdx_json_i64((char *)b->v + b->n, v); }
+
+static int put_args(tdx_buf *b, const tdx_vargs *a) {
+    if (tdx_vec_reserve(b, b->n + 160)) return -1;
+    switch (a->kind) {
+    case TDX_VARG_NAME:
+        LIT(b, ",\"args\":{\"name\":");
+        if (put_quoted(b, a->s.p, a->s.n) || tdx_vec_reserve(b, b->n + 8)) return -1;
+        LIT(b, "}");
+        return 0;
+    case TDX_VARG_SORT_INDEX:
+        LIT(b, ",\"args\":{\"sort_index\":");
+        put_i(b, (int64_t)a->u[0]);
+        break;
+    case TDX_VARG_BLOCKED:
+        if (a->u[0]) LIT(b, ",\"args\":{\"blocked\":\"yes\"");
+        else LIT(b, ",\"args\":{\"blocked\":\"no\"");
+        break;
+    case TDX_VARG_HEAP:
+        LIT(b, ",\"args\":{\"Allocated\":");
+        put_u(b, a->u[0]);
+        LIT(b, ",\"NextGC\":");
+        put_u(b, a->u[1]);
+        break;
+    case TDX_VARG_GOROUTINES:
+        LIT(b, ",\"args\":{\"Running\":");
+        put_u(b, a->u[0]);
+        LIT(b, ",\"Runnable\":");
+        put_u(b, a->u[1]);
+        LIT(b, ",\"GCWaiting\":");
+        put_u(b, a->u[2]);
+        break;
+    case TDX_VARG_THREADS:
+        LIT(b, ",\"args\":{\"Running\":");
+        put_i(b, (int64_t)a->u[0]);
+        LIT(b, ",\"InSyscall\":");
+        put_i(b, (int64_t)a->u[1]);
+        break;
+    case TDX_VARG_SCHED:
+        LIT(b, ",\"args\":{");
+        if (a->u[0]) {
+            LIT(b, "\"thread\":");
+            put_u(b, a->u[0]);
+        }
+        if (a->u[1]) {
+            if (a->u[0]) LIT(b, ",");
+            LIT(b, "\"proc\":");
+            put_u(b, a->u[1]);
+        }
+        break;
+    case TDX_VARG_TASK:
+        LIT(b, ",\"args\":{\"id\":");
+        put_u(b, a->u[0]);
+        if (a->u[1]) {
+            LIT(b, ",\"start_g\":");
+            put_u(b, a->u[1]);
+        }
+        if (a->u[2]) {
+            LIT(b, ",\"end_g\":");
+            put_u(b, a->u[2]);
+        }
+        break;
+    case TDX_VARG_TASKID:
+        LIT(b, ",\"args\":{\"taskid\":");
+        put_u(b, a->u[0]);
+        break;
+    default: return 0;
+    }
+    LIT(b, "}");
+    return 0;
+}
+
+int tdx_json_event(tdx_buf *b, const tdx_vev *ev) {
+    if (tdx_vec_reserve(b, b->n + 32)) return -1;
+    LIT(b, "{");
+    if (ev->name.n) {
+        LIT(b, "\"name\":");
+        if (put_quoted(b, ev->name.p, ev->name.n)) return -1;
+    }
+    if (tdx_vec_reserve(b, b->n + 300)) return -1;
+    if (ev->name.n) LIT(b, ",");
+    LIT(b, "\"ph\":\"");
+    b->v[b->n++] = (uint8_t)ev->ph;
+    LIT(b, "\"");
+    if (ev->scope.n) {
+        LIT(b, ",\"s\":");
+        if (put_quoted(b, ev->scope.p, ev->scope.n) || tdx_vec_reserve(b, b->n + 300)) return -1;
+    }
+    LIT(b, ",\"ts\":");
+    b->n += tdx_json_usec((char *)b->v + b->n, ev->ts);
+    if (ev->dur) {
+        LIT(b, ",\"dur\":");
+        b->n += tdx_json_usec((char *)b->v + b->n, ev->dur);
+    }
+    LIT(b, ",\"pid\":");
+    put_u(b, ev->pid);
+    LIT(b, ",\"tid\":");
+    put_u(b, ev->tid);
+    if (ev->id) {
+        LIT(b, ",\"id\":");
+        put_u(b, ev->id);
+    }
+    if (ev->sf) {
+        LIT(b, ",\"sf\":");
+        put_i(b, ev->sf);
+    }
+    if (ev->esf) {
+        LIT(b, ",\"esf\":");
+        put_i(b, ev->esf);
+    }
+    if (ev->args.kind && put_args(b, &ev->args)) return -1;
+    if (ev->cname) {
+        if (tdx_buf_append(b, ",\"cname\":", 9) ||
+            put_quoted(b, (const uint8_t *)ev->cname, strlen(ev->cname)))
+            return -1;
+    }
+    if (ev->cat) {
+        if (tdx_buf_append(b, ",\"cat\":", 7) ||
+            put_quoted(b, (const uint8_t *)ev->cat, strlen(ev->cat)))
+            return -1;
+    }
+    return tdx_buf_append(b, "}", 1);
+}
+
+/* ---- the writer ---- */
+
+enum { FLUSH_AT = 1 << 18 };
+
+static int w_flush(tdx_jsonw *w) {
+    if (w->out.n && !w->err && w->write(w->wctx, w->out.v, w->out.n)) w->err = 1;
+    w->out.n = 0;
+    return w->err ? -1 : 0;
+}
+
+int tdx_jsonw_init(tdx_jsonw *w, tdx_write_fn write, void *wctx, const tdx_vgframes *frames,
+                   int64_t start, int64_t end) {
+    memset(w, 0, sizeof *w);
+    w->write = write;
+    w->wctx = wctx;
+    w->frames = *frames;
+    w->start = start;
+    w->end = end;
+    static const char head[] = "{\"displayTimeUnit\":\"ns\"\n,";
+    if (tdx_buf_append(&w->out, head, sizeof head - 1)) w->err = 1;
+    return w->err ? -1 : 0;
+}
+
+/* Marks frame id and its ancestors (stopping at the first one already marked). */
+static int mark_chain(tdx_jsonw *w, int64_t sid) {
+    uint32_t id = (uint32_t)sid;
+    while (id) {
+        if (id >= w->mark.n) {
+            size_t want = (size_t)id + 1 + id / 2;
+            if (tdx_vec_reserve(&w->mark, want)) return -1;
+            memset(w->mark.v + w->mark.n, 0, want - w->mark.n);
+            w->mark.n = want;
+        }
+        if (w->mark.v[id]) return 0;
+        tdx_str func;
+        uint64_t line;
+        uint32_t parent;
+        if (w->frames.frame(w->frames.self, id, &func, &line, &parent)) return 0;
+        w->mark.v[id] = 1;
+        if (tdx_vec_push(&w->marked, id)) return -1;
+        id = parent;
+    }
+    return 0;
+}
+
+int tdx_jsonw_event(void *ctx, const tdx_vev *ev) {
+    tdx_jsonw *w = ctx;
+    if (w->err) return -1;
+    int64_t i = w->index++;
+    if (!ev->required && (i < w->start || i > w->end)) return 0;
+    if ((ev->sf && mark_chain(w, ev->sf)) || (ev->esf && mark_chain(w, ev->esf))) {
+        w->err = 1;
+        return -1;
+    }
+    if (w->written == 0) {
+        if (tdx_buf_append(&w->out, "\"traceEvents\": [", 16)) w->err = 1;
+    } else if (tdx_buf_append(&w->out, ",", 1)) {
+        w->err = 1;
+    }
+    w->written++;
+    if (w->err || tdx_json_event(&w->out, ev) || tdx_buf_append(&w->out, "\n", 1)) {
+        w->err = 1;
+        return -1;
+    }
+    if (w->out.n >= FLUSH_AT) return w_flush(w);
+    return 0;
+}
+
+/* Orders frame ids as their decimal strings compare (encoding/json sorts map keys). */
+static int cmp_decimal(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    char sx[12], sy[12];
+    size_t nx = tdx_json_u64(sx, x), ny = tdx_json_u64(sy, y);
+    size_t n = nx < ny ? nx : ny;
+    int c = memcmp(sx, sy, n);
+    if (c) return c;
+    return nx < ny ? -1 : nx > ny;
+}
+
+int tdx_jsonw_finish(tdx_jsonw *w) {
+    if (w->err) return -1;
+    if (tdx_buf_append(&w->out, "], \"stackFrames\":", 17)) return w->err = 1, -1;
+    if (w->marked.n) qsort(w->marked.v, w->marked.n, sizeof *w->marked.v, cmp_decimal);
+    tdx_buf tmp = {0};
+    /* Emit the map in pieces so the output buffer stays bounded. */
+    size_t done = 0;
+    int first = 1;
+    while (!w->err) {
+        size_t n = w->marked.n - done, chunk = n < 4096 ? n : 4096;
+        if (first) {
+            if (tdx_buf_append(&w->out, "{", 1)) w->err = 1;
+            first = 0;
+        }
+        for (size_t i = 0; i < chunk && !w->err; i++) {
+            tdx_str func;
+            uint64_t line;
+            uint32_t parent, id = w->marked.v[done + i];
+            if (w->frames.frame(w->frames.self, id, &func, &line, &parent)) continue;
+            tdx_buf *b = &w->out;
+            tmp.n = 0;
+            char num[24];
+            if (tdx_buf_append(&tmp, func.p, func.n) || tdx_buf_append(&tmp, ":", 1) ||
+                tdx_buf_append(&tmp, num, tdx_json_u64(num, line)) ||
+                tdx_vec_reserve(b, b->n + 64)) {
+                w->err = 1;
+                break;
+            }
+            if (done + i) LIT(b, ",");
+            LIT(b, "\"");
+            put_u(b, id);
+            LIT(b, "\":{\"name\":");
+            if (put_quoted(b, tmp.v, tmp.n) || tdx_vec_reserve(b, b->n + 48)) {
+                w->err = 1;
+                break;
+            }
+            if (parent) {
+                LIT(b, ",\"parent\":");
+                put_u(b, parent);
+            }
+            LIT(b, "}");
+        }
+        done += chunk;
+        if (w->err || w_flush(w)) break;
+        if (done == w->marked.n) break;
+    }
+    tdx_vec_free(&tmp);
+    if (!w->err && tdx_buf_append(&w->out, "}\n}", 3)) w->err = 1;
+    return w_flush(w);
+}
+
+void tdx_jsonw_free(tdx_jsonw *w) {
+    tdx_vec_free(&w->out);
+    tdx_vec_free(&w->mark);
+    tdx_vec_free(&w->marked);
+}
+
+/* ---- the splitter ---- */
+
+void tdx_jsplit_init(tdx_jsplit *s, const tdx_vgframes *frames, int64_t max) {
+    memset(s, 0, sizeof *s);
+    s->frames = *frames;
+    s->max = max;
+}
+
+int tdx_jsplit_event(void *ctx, const tdx_vev *ev) {
+    tdx_jsplit *s = ctx;
+    s->scratch.n = 0;
+    if (tdx_json_event(&s->scratch, ev)) return s->err = 1, -1;
+    if (ev->required) {
+        s->nrequired++;
+        s->required_bytes += s->scratch.n;
+        return 0;
+    }
+    tdx_jsplit_rec r = {ev->ts, (uint32_t)(s->scratch.n + 2), (uint32_t)ev->sf, (uint32_t)ev->esf};
+    if (tdx_vec_push(&s->recs, r)) return s->err = 1, -1;
+    return 0;
+}
+
+static int ndigits(uint64_t v) {
+    int n = 0;
+    while (v > 0) {
+        n++;
+        v /= 10;
+    }
+    return n;
+}
+
+static int64_t go_duration_of(double usec) { return (int64_t)(usec * 1000); }
+
+static void range_at(tdx_vrange *r, const tdx_jsplit *s, size_t start, size_t end, size_t last) {
+    double ts0 = (double)s->recs.v[start].ts / 1000.0, ts1 = (double)s->recs.v[last].ts / 1000.0;
+    r->start = (int64_t)start;
+    r->end = (int64_t)end;
+    r->start_time = go_duration_of(ts0);
+    r->end_time = go_duration_of(ts1);
+    char a[40], b[40];
+    tdx_go_duration(a, sizeof a, r->start_time);
+    tdx_go_duration(b, sizeof b, r->end_time);
+    snprintf(r->name, sizeof r->name, "%s-%s", a, b);
+}
+
+int tdx_jsplit_finish(tdx_jsplit *s, tdx_vrange **out, size_t *nout) {
+    *out = NULL;
+    *nout = 0;
+    if (s->err) return -1;
+    /* requiredSize: {"traceEvents":[E,...],"stackFrames":{},"displayTimeUnit":"ns"} + "\n" */
+    static const char tail[] = "],\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n";
+    uint64_t required = s->nrequired
+                            ? 16 + s->required_bytes + (s->nrequired - 1) + sizeof tail - 1
+                            : sizeof "{\"traceEvents\":null,\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n" - 1;
+    TDX_VEC(uint32_t) piece = {0}; /* per frame id: number of the piece that counted it (+1) */
+    TDX_VEC(tdx_vrange) rs = {0};
+    uint32_t pno = 1;
+    uint64_t events = 0, frames = 0;
+    size_t start = 0, n = s->recs.n;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const tdx_jsplit_rec *r = &s->recs.v[i];
+        events += r->size;
+        uint32_t chains[2] = {r->sf, r->esf};
+        for (int c = 0; c < 2 && !rc; c++) {
+            for (uint32_t id = chains[c]; id;) {
+                if (id >= piece.n) {
+                    size_t want = (size_t)id + 1 + id / 2;
+                    if (tdx_vec_reserve(&piece, want)) {
+                        rc = -1;
+                        break;
+                    }
+                    memset(piece.v + piece.n, 0, (want - piece.n) * sizeof *piece.v);
+                    piece.n = want;
+                }
+                if (piece.v[id] == pno) break; /* its ancestors were counted with it */
+                tdx_str func;
+                uint64_t line;
+                uint32_t parent;
+                if (s->frames.frame(s->frames.self, id, &func, &line, &parent)) break;
+                piece.v[id] = pno;
+                uint64_t sz = 15 + func.n + 1 + (uint64_t)(line ? ndigits(line) : 1) + ndigits(id);
+                if (parent) sz += 10 + ndigits(parent);
+                frames += sz;
+                id = parent;
+            }
+        }
+        if (required + frames + events < (uint64_t)s->max) continue;
+        tdx_vrange rg;
+        range_at(&rg, s, start, i + 1, i);
+        if (tdx_vec_push(&rs, rg)) rc = -1;
+        start = i + 1;
+        events = frames = 0;
+        pno++;
+    }
+    if (!rc && rs.n > 1 && n > 0 && start < n - 1) {
+        tdx_vrange rg;
+        range_at(&rg, s, start, n - 1, n - 1);
+        if (tdx_vec_push(&rs, rg)) rc = -1;
+    }
+    tdx_vec_free(&piece);
+    if (rc || rs.n <= 1) {
+        tdx_vec_free(&rs);
+        return rc;
+    }
+    *out = rs.v;
+    *nout = rs.n;
+    return 0;
+}
+
+void tdx_jsplit_free(tdx_jsplit *s) {
+    tdx_vec_free(&s->recs);
+    tdx_vec_free(&s->scratch);
+}
+
+int tdx_vranges_json(tdx_buf *out, const tdx_vrange *r, size_t n) {
+    if (n == 0) return tdx_buf_append(out, "[]\n", 3);
+    int rc = tdx_buf_append(out, "[\n", 2);
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = tdx_buf_append(out, "  {\n    \"name\": ", 16) ||
+             tdx_json_quote(out, (const uint8_t *)r[i].name, strlen(r[i].name)) ||
+             tdx_buf_printf(out,
+                            ",\n    \"start\": %lld,\n    \"end\": %lld,\n    \"startTime\": %lld,\n"
+                            "    \"endTime\": %lld\n  }%s\n",
+                            (long long)r[i].start, (long long)r[i].end, (long long)r[i].start_time,
+                            (long long)r[i].end_time, i + 1 < n ? "," : "");
+    }
+    return rc || tdx_buf_append(out, "]\n", 2) ? -1 : 0;
+}

@@ -1,0 +1,309 @@
+/* reader.c: opening and checking index files. */
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "evcodec.h"
+#include "writer.h"
+
+#define REBUILD "rebuild it with `traceidx build`"
+
+const char *tdx_section_name(uint32_t kind) {
+    static const char *const n[TDX_SEC_COUNT_] = {
+        [TDX_SEC_META] = "META",     [TDX_SEC_STRINGS] = "STRINGS",
+        [TDX_SEC_FRAMES] = "FRAMES", [TDX_SEC_STACKS] = "STACKS",
+        [TDX_SEC_GENS] = "GENS",     [TDX_SEC_EVDIR] = "EVDIR",
+        [TDX_SEC_EVENTS] = "EVENTS", [TDX_SEC_GOROUTINES] = "GOROUTINES",
+        [TDX_SEC_PROCS] = "PROCS",   [TDX_SEC_THREADS] = "THREADS",
+        [TDX_SEC_VIEWS] = "VIEWS",   [TDX_SEC_RANGES] = "RANGES"};
+    return kind < TDX_SEC_COUNT_ && n[kind] ? n[kind] : "UNKNOWN";
+}
+
+bool tdx_is_index(const uint8_t *p, size_t n) { return n >= 8 && memcmp(p, TDX_IDX_MAGIC, 8) == 0; }
+
+static int corrupt(tdx_err *err, uint64_t off, const char *what) {
+    return tdx_errf(err, TDX_EINDEX, off, "index %s is corrupt (checksum or structure mismatch): " REBUILD,
+                    what);
+}
+
+const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, tdx_err *err) {
+    if (kind >= TDX_SEC_COUNT_ || !ix->sec[kind].present) {
+        tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "index has no %s section: " REBUILD,
+                 tdx_section_name(kind));
+        return NULL;
+    }
+    tdx_isection *s = &ix->sec[kind];
+    const uint8_t *p = ix->data + s->off;
+    if (!(s->flags & TDX_SECF_BLOCKED) && s->hash != 0 && XXH3_64bits(p, s->len) != s->hash) {
+        char what[64];
+        snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
+        corrupt(err, s->off, what);
+        return NULL;
+    }
+    s->hash = 0; /* checked once */
+    *len = s->len;
+    return p;
+}
+
+static int load_tables(tdx_index *ix, tdx_err *err) {
+    uint64_t n, len;
+    const uint8_t *p;
+    tdx_gen *g = &ix->tabs;
+    /* STRINGS */
+    if (!(p = tdx_index_section(ix, TDX_SEC_STRINGS, &len, err))) return -1;
+    if (len < 8) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+    n = tdx_rd64(p);
+    if (n >= UINT32_MAX || (len - 8) / 8 < n + 1) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+    const uint8_t *bytes = p + 8 + 8 * (n + 1);
+    uint64_t blen = len - 8 - 8 * (n + 1);
+    if (tdx_vec_reserve(&g->strings, n)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t a = tdx_rd64(p + 8 + 8 * i), b = tdx_rd64(p + 16 + 8 * i);
+        if (a > b || b > blen || b - a > UINT32_MAX)
+            return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+        g->strings.v[i] = (tdx_str){bytes + a, (uint32_t)(b - a)};
+    }
+    g->strings.n = n;
+    if (n == 0) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+    /* FRAMES */
+    if (!(p = tdx_index_section(ix, TDX_SEC_FRAMES, &len, err))) return -1;
+    if (len < 8) return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
+    n = tdx_rd64(p);
+    if ((len - 8) / F_SIZE != n || (len - 8) % F_SIZE) return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
+    if (tdx_vec_reserve(&g->frames, n)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    for (uint64_t i = 0; i < n; i++) {
+        const uint8_t *r = p + 8 + F_SIZE * i;
+        tdx_frame f = {.pc = tdx_rd64(r + F_PC), .line = tdx_rd64(r + F_LINE),
+                       .func = tdx_rd32(r + F_FUNC), .file = tdx_rd32(r + F_FILE)};
+        if (f.func >= g->strings.n || f.file >= g->strings.n)
+            return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
+        g->frames.v[i] = f;
+    }
+    g->frames.n = n;
+    /* STACKS */
+    if (!(p = tdx_index_section(ix, TDX_SEC_STACKS, &len, err))) return -1;
+    if (len < 8) return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+    n = tdx_rd64(p);
+    if (n == 0 || n >= UINT32_MAX || (len - 8) / 8 < n + 1) return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+    const uint8_t *ids = p + 8 + 8 * (n + 1);
+    uint64_t nids = (len - 8 - 8 * (n + 1)) / 4;
+    if (tdx_vec_reserve(&g->stacks, n) || tdx_vec_reserve(&g->stack_frames, nids))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    for (uint64_t i = 0; i < nids; i++) {
+        uint32_t f = tdx_rd32(ids + 4 * i);
+        if (f >= g->frames.n) return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+        g->stack_frames.v[i] = f;
+    }
+    g->stack_frames.n = nids;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t a = tdx_rd64(p + 8 + 8 * i), b = tdx_rd64(p + 16 + 8 * i);
+        if (a > b || b > nids || b - a > 128) return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+        g->stacks.v[i] = (tdx_stack){i, (uint32_t)a, (uint32_t)(b - a)};
+    }
+    g->stacks.n = n;
+    return 0;
+}
+
+int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
+    memset(ix, 0, sizeof *ix);
+    ix->path = path;
+    tdx_gen_init(&ix->tabs, NULL, 0);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "not a regular file");
+    }
+    ix->size = (size_t)st.st_size;
+    if (ix->size < 8) {
+        close(fd);
+        return tdx_errf(err, TDX_EINDEX, 0, "not a traceidx index (file too short)");
+    }
+    void *m = mmap(NULL, ix->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot map: %s", strerror(errno));
+    ix->map_ = m;
+    ix->data = m;
+    const uint8_t *h = ix->data;
+    if (!tdx_is_index(h, ix->size)) {
+        tdx_index_close(ix);
+        return tdx_errf(err, TDX_EINDEX, 0, "not a traceidx index (bad magic)");
+    }
+    if (ix->size < TDX_IDX_HEADER_SIZE) {
+        tdx_index_close(ix);
+        return tdx_errf(err, TDX_EINDEX, ix->size, "index is truncated (%zu bytes, not even a header): " REBUILD,
+                        ix->size);
+    }
+    ix->version = tdx_rd32(h + H_VERSION);
+    if (ix->version > TDX_IDX_VERSION) {
+        uint32_t v = ix->version;
+        tdx_index_close(ix);
+        return tdx_errf(err, TDX_EINDEX, H_VERSION,
+                        "index format version %u is newer than this traceidx reads (%d): upgrade traceidx "
+                        "or rebuild the index with this one",
+                        v, TDX_IDX_VERSION);
+    }
+    if (XXH3_64bits(h, H_HEADER_HASH) != tdx_rd64(h + H_HEADER_HASH) || ix->version == 0) {
+        tdx_index_close(ix);
+        return corrupt(err, 0, "header");
+    }
+    uint64_t fsize = tdx_rd64(h + H_FILE_SIZE);
+    if (fsize != ix->size) {
+        size_t have = ix->size;
+        tdx_index_close(ix);
+        return tdx_errf(err, TDX_EINDEX, have, "index is truncated or extended (%zu bytes, the header says %" PRIu64
+                        "): " REBUILD, have, fsize);
+    }
+    uint64_t toff = tdx_rd64(h + H_SECTAB_OFF);
+    uint32_t tcount = tdx_rd32(h + H_SECTAB_COUNT);
+    if (toff > ix->size || (ix->size - toff) / TDX_IDX_SECTION_SIZE < tcount) {
+        tdx_index_close(ix);
+        return corrupt(err, H_SECTAB_OFF, "header");
+    }
+    if (XXH3_64bits(h + toff, (size_t)tcount * TDX_IDX_SECTION_SIZE) != tdx_rd64(h + H_SECTAB_HASH)) {
+        tdx_index_close(ix);
+        return corrupt(err, toff, "section table");
+    }
+    for (uint32_t i = 0; i < tcount; i++) {
+        const uint8_t *r = h + toff + (size_t)i * TDX_IDX_SECTION_SIZE;
+        uint32_t kind = tdx_rd32(r);
+        if (kind == 0 || kind >= TDX_SEC_COUNT_) continue; /* unknown kinds are skipped (newer minor) */
+        tdx_isection s = {kind, tdx_rd32(r + 4), tdx_rd64(r + 8), tdx_rd64(r + 16), tdx_rd64(r + 24), true};
+        if (s.off > ix->size || s.len > ix->size - s.off) {
+            tdx_index_close(ix);
+            return corrupt(err, toff + (size_t)i * TDX_IDX_SECTION_SIZE, "section table");
+        }
+        ix->sec[kind] = s;
+    }
+    ix->trace_size = tdx_rd64(h + H_TRACE_SIZE);
+    memcpy(ix->trace_header, h + H_TRACE_HEADER, 16);
+    ix->trace_hash = tdx_rd64(h + H_TRACE_HASH);
+    ix->trace_sample = tdx_rd64(h + H_TRACE_SAMPLE);
+    uint64_t len;
+    const uint8_t *p = tdx_index_section(ix, TDX_SEC_META, &len, err);
+    if (!p) goto fail;
+    for (int i = 0; i < M_COUNT_ && (uint64_t)(i + 1) * 8 <= len; i++) ix->meta[i] = tdx_rd64(p + 8 * i);
+    if (!(ix->evdir = tdx_index_section(ix, TDX_SEC_EVDIR, &len, err))) goto fail;
+    ix->nblocks = len / D_SIZE;
+    if (len % D_SIZE) {
+        corrupt(err, ix->sec[TDX_SEC_EVDIR].off, "section EVDIR");
+        goto fail;
+    }
+    if (!(ix->gens = tdx_index_section(ix, TDX_SEC_GENS, &len, err))) goto fail;
+    ix->ngens = len / G_SIZE;
+    if (!ix->sec[TDX_SEC_EVENTS].present) {
+        tdx_index_section(ix, TDX_SEC_EVENTS, &len, err);
+        goto fail;
+    }
+    for (size_t b = 0; b < ix->nblocks; b++) {
+        const uint8_t *d = ix->evdir + b * D_SIZE;
+        uint64_t off = tdx_rd64(d + D_OFFSET), l = tdx_rd32(d + D_LENGTH);
+        if (off > ix->sec[TDX_SEC_EVENTS].len || l > ix->sec[TDX_SEC_EVENTS].len - off ||
+            tdx_rd32(d + D_NEVENTS) > TDX_EVBLOCK_EVENTS) {
+            corrupt(err, ix->sec[TDX_SEC_EVDIR].off + b * D_SIZE, "section EVDIR");
+            goto fail;
+        }
+    }
+    if (load_tables(ix, err)) goto fail;
+    return 0;
+fail:
+    tdx_index_close(ix);
+    return -1;
+}
+
+void tdx_index_close(tdx_index *ix) {
+    if (ix->map_) munmap(ix->map_, ix->size);
+    ix->map_ = NULL;
+    tdx_gen_free(&ix->tabs);
+}
+
+uint64_t tdx_index_block_first_event(const tdx_index *ix, size_t b) {
+    return tdx_rd64(ix->evdir + b * D_SIZE + D_FIRST_EVENT);
+}
+uint32_t tdx_index_block_nevents(const tdx_index *ix, size_t b) {
+    return tdx_rd32(ix->evdir + b * D_SIZE + D_NEVENTS);
+}
+int64_t tdx_index_block_first_time(const tdx_index *ix, size_t b) {
+    return (int64_t)tdx_rd64(ix->evdir + b * D_SIZE + D_FIRST_TIME);
+}
+int64_t tdx_index_block_last_time(const tdx_index *ix, size_t b) {
+    return (int64_t)tdx_rd64(ix->evdir + b * D_SIZE + D_LAST_TIME);
+}
+
+int tdx_index_read_block(const tdx_index *ix, size_t b, tdx_event *out, size_t *n, tdx_err *err) {
+    if (b >= ix->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no event block %zu", b);
+    const uint8_t *d = ix->evdir + b * D_SIZE;
+    uint64_t off = ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(d + D_OFFSET);
+    uint32_t len = tdx_rd32(d + D_LENGTH), ne = tdx_rd32(d + D_NEVENTS);
+    const uint8_t *p = ix->data + off;
+    char what[64];
+    snprintf(what, sizeof what, "event block %zu", b);
+    if (XXH3_64bits(p, len) != tdx_rd64(d + D_HASH)) return corrupt(err, off, what);
+    if (tdx_evdec_block(p, len, ne, out)) return corrupt(err, off, what);
+    uint64_t nstr = ix->tabs.strings.n, nstk = ix->tabs.stacks.n;
+    for (uint32_t i = 0; i < ne; i++)
+        if (out[i].stack >= nstk || out[i].tstack >= nstk || out[i].str[0] >= nstr || out[i].str[1] >= nstr)
+            return corrupt(err, off, what);
+    *n = ne;
+    return 0;
+}
+
+size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t) {
+    size_t lo = 0, hi = ix->nblocks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tdx_index_block_last_time(ix, mid) < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+size_t tdx_index_block_of_event(const tdx_index *ix, uint64_t i) {
+    size_t lo = 0, hi = ix->nblocks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tdx_index_block_first_event(ix, mid) + tdx_index_block_nevents(ix, mid) <= i) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int tdx_index_verify(tdx_index *ix, tdx_err *err) {
+    for (uint32_t k = 1; k < TDX_SEC_COUNT_; k++) {
+        uint64_t len;
+        if (ix->sec[k].present && !tdx_index_section(ix, k, &len, err)) return -1;
+    }
+    tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
+    if (!buf) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    int rc = 0;
+    for (size_t b = 0; b < ix->nblocks && !rc; b++) {
+        size_t n;
+        rc = tdx_index_read_block(ix, b, buf, &n, err);
+    }
+    free(buf);
+    return rc;
+}
+
+int tdx_index_check_trace(const tdx_index *ix, const char *trace_path, const uint8_t *data,
+                          size_t size, bool full, tdx_err *err) {
+    const char *why = NULL;
+    if (size != ix->trace_size) why = "its size";
+    else if (memcmp(data, ix->trace_header, size < 16 ? size : 16) != 0) why = "its header";
+    else if (tdx_trace_sample_hash(data, size) != ix->trace_sample) why = "its contents";
+    else if (full && XXH3_64bits(data, size) != ix->trace_hash) why = "its contents";
+    if (!why) return 0;
+    return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
+                    "index is stale: %s changed (%s) since the index was built; rebuild it with "
+                    "`traceidx build %s`",
+                    trace_path, why, trace_path);
+}

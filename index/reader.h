@@ -1,0 +1,74 @@
+/* reader.h: opens an index file (mmap), checks its header, version, checksums and bounds, and
+ * gives access to its tables and event blocks; every defect becomes an error saying what to do. */
+#ifndef TDX_IREADER_H
+#define TDX_IREADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/event.h"
+#include "core/gen.h"
+#include "format.h"
+
+typedef struct tdx_isection {
+    uint32_t kind, flags;
+    uint64_t off, len, hash;
+    bool present;
+} tdx_isection;
+
+typedef struct tdx_index {
+    const char *path;
+    const uint8_t *data;
+    size_t size;
+    uint32_t version;
+    tdx_isection sec[TDX_SEC_COUNT_];
+    uint64_t meta[M_COUNT_];
+    /* Global tables in the shape of a generation's tables (printing and viewing reuse them). */
+    tdx_gen tabs;
+    /* Event blocks. */
+    const uint8_t *evdir;
+    size_t nblocks;
+    const uint8_t *gens;
+    size_t ngens;
+    /* Source trace identity. */
+    uint64_t trace_size, trace_hash, trace_sample;
+    uint8_t trace_header[16];
+    void *map_;
+} tdx_index;
+
+/* Opens and checks the file's structure (header, section table, table sections). */
+int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err);
+void tdx_index_close(tdx_index *ix);
+
+/* Whether the first bytes of a file look like an index. */
+bool tdx_is_index(const uint8_t *p, size_t n);
+
+/* A section's bytes (after checking its checksum once); NULL with err set when absent/corrupt. */
+const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, tdx_err *err);
+
+/* Block b's directory fields. */
+uint64_t tdx_index_block_first_event(const tdx_index *ix, size_t b);
+uint32_t tdx_index_block_nevents(const tdx_index *ix, size_t b);
+int64_t tdx_index_block_first_time(const tdx_index *ix, size_t b);
+int64_t tdx_index_block_last_time(const tdx_index *ix, size_t b);
+
+/* Decodes block b (checking its checksum and every id it holds) into out, which must hold
+ * TDX_EVBLOCK_EVENTS events; *n gets the count. */
+int tdx_index_read_block(const tdx_index *ix, size_t b, tdx_event *out, size_t *n, tdx_err *err);
+
+/* The first block whose last event is at or after time t (nblocks if none). */
+size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t);
+/* The block holding event index i (nblocks if none). */
+size_t tdx_index_block_of_event(const tdx_index *ix, uint64_t i);
+
+/* Checks every section and block checksum. */
+int tdx_index_verify(tdx_index *ix, tdx_err *err);
+
+/* Checks that the index was built from this trace: size, header and sampled hash (full=true:
+ * the hash of all its bytes). */
+int tdx_index_check_trace(const tdx_index *ix, const char *trace_path, const uint8_t *data,
+                          size_t size, bool full, tdx_err *err);
+
+#endif

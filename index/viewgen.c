@@ -1,0 +1,1496 @@
+/* viewgen.c: the trace-viewer generator of cmd/trace (gen.go, procgen.go, threadgen.go,
+ * goroutinegen.go, gstate.go and traceviewer's Emitter), reimplemented over our event stream.
+ *
+ * Determinism: Go iterates hash maps in several places (spec 0.3). We use fixed orders instead:
+ * outstanding proc ranges by (name, proc), outstanding global ranges by name, goroutines by
+ * ascending id at Finish, a goroutine's active ranges by name inside stop, and metadata of tasks
+ * and resources by ascending id.
+ *
+ * Invariant failures (spec 4.17) that make Go panic never abort here; each spot says what is
+ * emitted instead (old-format traces such as go119-annotations reach them). */
+#include "viewgen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hmap.h"
+#include "core/spec.h"
+#include "viewgen_ser.h"
+
+#define NONE UINT64_MAX /* no lane: R(noResource) converted to uint64 */
+
+enum { VS_DEAD = 0, VS_RUNNABLE, VS_RUNNING, VS_WAITING, VS_WAITING_GC };
+enum { CAUSE_NONE = 0, CAUSE_GO, CAUSE_SYSCALL, CAUSE_UNBLOCK };
+enum { ARG_NONE = 0, ARG_BLOCKED_NO, ARG_BLOCKED_YES };
+
+typedef struct arange { /* an active range of a goroutine */
+    uint32_t name, stack;
+    int64_t time; /* 0: pending until the goroutine runs */
+} arange;
+
+typedef struct crange { /* a completed range waiting for the goroutine's next stop */
+    uint32_t name, sstack, estack;
+    uint8_t arg;
+    int64_t start, end;
+} crange;
+
+typedef struct vg_g { /* gState */
+    int64_t id;
+    uint64_t lane; /* executing */
+    int64_t run_start;
+    int64_t sys_time;
+    int64_t cause_time;
+    uint64_t cause_lane;
+    uint32_t func, label, block_reason, last_stop;
+    uint32_t sys_stack, cause_stack, cause_reason;
+    uint8_t named, sys_active, cause;
+    TDX_VEC(arange) active; /* sorted by name */
+    TDX_VEC(crange) done;
+} vg_g;
+
+typedef struct grange {
+    uint32_t name, stack;
+    int64_t time;
+} grange;
+
+typedef struct prange {
+    uint32_t name, stack;
+    int64_t proc, time;
+} prange;
+
+typedef struct named_lane { /* a resource or task lane named at Flush */
+    uint64_t id;
+    int64_t sort;
+    size_t off, len; /* name in names */
+} named_lane;
+
+struct tdx_viewgen {
+    /* options */
+    int view;
+    int64_t wstart, wend;
+    bool has_filter;
+    tdx_hmap filter;
+    int64_t focus;
+    const tdx_summary *sum;
+    uint32_t *tasks;
+    size_t ntasks;
+    bool regions;
+    int64_t opt_tend;
+    /* plumbing */
+    tdx_vgstore *store;
+    tdx_vgframes fr;
+    tdx_vev_fn sink;
+    void *sink_ctx;
+    tdx_vgcache cache;
+    uint32_t s_syscall, s_mark_assist, s_gc_mark, s_sweep;
+    tdx_buf nbuf, tbuf;
+    int err;
+    /* state */
+    bool started, finished;
+    int64_t t0, tlast;
+    uint64_t nsync;
+    uint64_t nopt, arrow_seq, async_seq;
+    int64_t gst[5], gst_prev[5];
+    int64_t th[3], th_prev[3]; /* InSyscall, InSyscallRuntime, Running */
+    uint64_t heap_alloc, heap_goal, prev_alloc, prev_goal;
+    uint64_t gomaxprocs;
+    int64_t max_proc;
+    TDX_VEC(vg_g) gs;
+    tdx_hmap g_idx;
+    tdx_hmap insys; /* proc view: P -> index of the goroutine in a syscall on it */
+    TDX_VEC(grange) granges; /* sorted by name */
+    TDX_VEC(prange) pranges; /* sorted by (name, proc) */
+    TDX_VEC(int64_t) threads;
+    tdx_hmap thread_set;
+    /* Finish-time lists */
+    TDX_VEC(named_lane) lanes;
+    TDX_VEC(named_lane) tlanes;
+    tdx_buf names;
+};
+
+static const char *const task_colors[23] = {
+    "thread_state_uninterruptible", "thread_state_iowait", "thread_state_running",
+    "thread_state_runnable", "thread_state_unknown", "light_memory_dump",
+    "background_memory_dump", "detailed_memory_dump", "good", "bad", "terrible", "olive",
+    "rail_response", "rail_animation", "rail_idle", "rail_load", "heap_dump_child_node_arrow",
+    "cq_build_running", "cq_build_passed", "cq_build_failed", "cq_build_abandoned",
+    "cq_build_attempt_runnig", "cq_build_attempt_passed"};
+
+static tdx_str cstr(const char *s) { return (tdx_str){(const uint8_t *)s, (uint32_t)strlen(s)}; }
+
+static tdx_str sid(const tdx_viewgen *vg, uint32_t id) { return tdx_vgstore_str(vg->store, id); }
+
+static int str_cmp(const tdx_viewgen *vg, uint32_t a, uint32_t b) {
+    if (a == b) return 0;
+    tdx_str x = sid(vg, a), y = sid(vg, b);
+    size_t n = x.n < y.n ? x.n : y.n;
+    int c = n ? memcmp(x.p, y.p, n) : 0;
+    if (c) return c;
+    return x.n < y.n ? -1 : x.n > y.n;
+}
+
+static bool str_contains(tdx_str s, const char *lit) {
+    size_t n = strlen(lit);
+    if (s.n < n) return false;
+    for (size_t i = 0; i + n <= s.n; i++)
+        if (memcmp(s.p + i, lit, n) == 0) return true;
+    return false;
+}
+
+/* ---- emitter primitives ---- */
+
+static inline bool within(const tdx_viewgen *vg, int64_t t) {
+    return vg->wstart <= t && t <= vg->wend;
+}
+static inline bool pass(const tdx_viewgen *vg, uint64_t lane) {
+    return !vg->has_filter || tdx_hmap_get(&vg->filter, lane) != TDX_HMAP_EMPTY;
+}
+static inline int64_t elapsed(const tdx_viewgen *vg, int64_t t) {
+    return (int64_t)((uint64_t)t - (uint64_t)vg->t0);
+}
+static inline int64_t add_ns(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline int64_t sub_ns(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+
+/* Go's Emitter.Stack: the frame id of a stored stack (creating frames). */
+static uint32_t stk(tdx_viewgen *vg, uint32_t key) {
+    return key ? vg->fr.stack(vg->fr.self, key) : 0;
+}
+
+static void out(tdx_viewgen *vg, const tdx_vev *ev) {
+    if (!ev->required) vg->nopt++;
+    if (!vg->err && vg->sink(vg->sink_ctx, ev)) vg->err = 1;
+}
+
+static void slice_any(tdx_viewgen *vg, tdx_str name, int64_t ts, int64_t dur, uint64_t lane,
+                      uint32_t sf, uint32_t esf, const tdx_vargs *a, uint64_t pid,
+                      const char *cname) {
+    if (!within(vg, ts) && !within(vg, add_ns(ts, dur))) return;
+    tdx_vev ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = name;
+    ev.ph = 'X';
+    ev.ts = ts;
+    ev.dur = dur;
+    ev.pid = pid;
+    ev.tid = lane;
+    ev.sf = sf;
+    ev.esf = esf;
+    if (a) ev.args = *a;
+    ev.cname = cname;
+    out(vg, &ev);
+}
+
+static void slice(tdx_viewgen *vg, tdx_str name, int64_t ts, int64_t dur, uint64_t lane,
+                  uint32_t sf, uint32_t esf, const tdx_vargs *a) {
+    if (!pass(vg, lane)) return;
+    slice_any(vg, name, ts, dur, lane, sf, esf, a, 0, NULL);
+}
+
+static void instant(tdx_viewgen *vg, tdx_str name, int64_t ts, uint64_t lane, uint32_t sf,
+                    const tdx_vargs *a, const char *cat) {
+    if (!within(vg, ts) || !pass(vg, lane)) return;
+    tdx_vev ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = name;
+    ev.ph = 'I';
+    ev.scope = cstr("t");
+    ev.ts = ts;
+    ev.tid = lane;
+    ev.sf = sf;
+    if (a) ev.args = *a;
+    ev.cat = cat;
+    out(vg, &ev);
+}
+
+static void arrow(tdx_viewgen *vg, tdx_str name, int64_t from, int64_t to, uint64_t lfrom,
+                  uint64_t lto, uint32_t sf, uint64_t pid) {
+    if (pid == 0 && (!pass(vg, lfrom) || !pass(vg, lto))) return;
+    if (!within(vg, from) || !within(vg, to)) return;
+    vg->arrow_seq++;
+    tdx_vev ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = name;
+    ev.ph = 's';
+    ev.ts = from;
+    ev.pid = pid;
+    ev.tid = lfrom;
+    ev.id = vg->arrow_seq;
+    ev.sf = sf;
+    out(vg, &ev);
+    ev.ph = 't';
+    ev.ts = to;
+    ev.tid = lto;
+    ev.sf = 0;
+    out(vg, &ev);
+}
+
+static void counter(tdx_viewgen *vg, const char *name, int64_t ts, int kind, uint64_t a,
+                    uint64_t b, uint64_t c) {
+    tdx_vev ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = cstr(name);
+    ev.ph = 'C';
+    ev.ts = ts;
+    ev.pid = 1;
+    ev.args.kind = (uint8_t)kind;
+    ev.args.u[0] = a;
+    ev.args.u[1] = b;
+    ev.args.u[2] = c;
+    out(vg, &ev);
+}
+
+static void go_counter(tdx_viewgen *vg, int64_t ts, int from, int to) {
+    vg->gst[from]--;
+    vg->gst[to]++;
+    if (memcmp(vg->gst, vg->gst_prev, sizeof vg->gst) == 0) return;
+    if (within(vg, ts))
+        counter(vg, "Goroutines", ts, TDX_VARG_GOROUTINES, (uint64_t)vg->gst[VS_RUNNING],
+                (uint64_t)vg->gst[VS_RUNNABLE], (uint64_t)vg->gst[VS_WAITING_GC]);
+    memcpy(vg->gst_prev, vg->gst, sizeof vg->gst);
+}
+
+static void thread_counter(tdx_viewgen *vg, int64_t ts, int64_t delta) {
+    vg->th[2] += delta;
+    if (memcmp(vg->th, vg->th_prev, sizeof vg->th) == 0) return;
+    if (within(vg, ts))
+        counter(vg, "Threads", ts, TDX_VARG_THREADS, (uint64_t)vg->th[2], (uint64_t)vg->th[0], 0);
+    memcpy(vg->th_prev, vg->th, sizeof vg->th);
+}
+
+static void heap_counter(tdx_viewgen *vg, int64_t ts) {
+    if (vg->heap_alloc == vg->prev_alloc && vg->heap_goal == vg->prev_goal) return;
+    uint64_t diff = vg->heap_goal > vg->heap_alloc ? vg->heap_goal - vg->heap_alloc : 0;
+    if (within(vg, ts)) counter(vg, "Heap", ts, TDX_VARG_HEAP, vg->heap_alloc, diff, 0);
+    vg->prev_alloc = vg->heap_alloc;
+    vg->prev_goal = vg->heap_goal;
+}
+
+/* ---- names ---- */
+
+static void put_num(tdx_buf *b, int64_t v, tdx_viewgen *vg) {
+    char num[24];
+    if (tdx_buf_append(b, num, tdx_json_i64(num, v))) vg->err = 1;
+}
+
+static void put_str(tdx_buf *b, tdx_str s, tdx_viewgen *vg) {
+    if (tdx_buf_append(b, s.p, s.n)) vg->err = 1;
+}
+
+/* gState.name(): "G<id>[ <entry function>][ (<label>)]" */
+static tdx_str gname(tdx_viewgen *vg, const vg_g *g) {
+    tdx_buf *b = &vg->nbuf;
+    b->n = 0;
+    put_str(b, cstr("G"), vg);
+    put_num(b, g->id, vg);
+    if (g->named) {
+        put_str(b, cstr(" "), vg);
+        put_str(b, sid(vg, g->func), vg);
+    }
+    if (g->label) {
+        put_str(b, cstr(" ("), vg);
+        put_str(b, sid(vg, g->label), vg);
+        put_str(b, cstr(")"), vg);
+    }
+    return (tdx_str){b->v, (uint32_t)b->n};
+}
+
+/* The start cause's name ("go", "exit blocked syscall", "unblock[ (<reason>)]"). */
+static tdx_str cause_name(tdx_viewgen *vg, int kind, uint32_t reason) {
+    switch (kind) {
+    case CAUSE_GO: return cstr("go");
+    case CAUSE_SYSCALL: return cstr("exit blocked syscall");
+    default: break;
+    }
+    if (!reason) return cstr("unblock");
+    tdx_buf *b = &vg->tbuf;
+    b->n = 0;
+    put_str(b, cstr("unblock ("), vg);
+    put_str(b, sid(vg, reason), vg);
+    put_str(b, cstr(")"), vg);
+    return (tdx_str){b->v, (uint32_t)b->n};
+}
+
+/* ---- goroutine state ---- */
+
+static vg_g *g_find(tdx_viewgen *vg, int64_t id) {
+    uint32_t i = tdx_hmap_get(&vg->g_idx, (uint64_t)id);
+    return i == TDX_HMAP_EMPTY ? NULL : &vg->gs.v[i];
+}
+
+static vg_g *g_get(tdx_viewgen *vg, int64_t id) {
+    vg_g *g = g_find(vg, id);
+    if (g) return g;
+    vg_g ng;
+    memset(&ng, 0, sizeof ng);
+    ng.id = id;
+    ng.lane = NONE;
+    ng.cause_lane = 0;
+    if (vg->gs.n >= UINT32_MAX - 1 || tdx_vec_push(&vg->gs, ng) ||
+        tdx_hmap_put(&vg->g_idx, (uint64_t)id, (uint32_t)(vg->gs.n - 1))) {
+        vg->err = 1;
+        return NULL;
+    }
+    return &vg->gs.v[vg->gs.n - 1];
+}
+
+/* Index of range `name` in g->active (or where it would be inserted, with *found false). */
+static size_t ar_find(tdx_viewgen *vg, const vg_g *g, uint32_t name, bool *found) {
+    size_t i = 0;
+    for (; i < g->active.n; i++) {
+        int c = str_cmp(vg, g->active.v[i].name, name);
+        if (c == 0) {
+            *found = true;
+            return i;
+        }
+        if (c > 0) break;
+    }
+    *found = false;
+    return i;
+}
+
+static void ar_set(tdx_viewgen *vg, vg_g *g, uint32_t name, int64_t time, uint32_t stack) {
+    bool found;
+    size_t i = ar_find(vg, g, name, &found);
+    if (!found) {
+        if (tdx_vec_reserve(&g->active, g->active.n + 1)) {
+            vg->err = 1;
+            return;
+        }
+        memmove(g->active.v + i + 1, g->active.v + i, (g->active.n - i) * sizeof *g->active.v);
+        g->active.n++;
+    }
+    g->active.v[i] = (arange){name, stack, time};
+}
+
+static void cr_add(tdx_viewgen *vg, vg_g *g, uint32_t name, int64_t start, int64_t end,
+                   uint32_t sstack, uint32_t estack, uint8_t arg) {
+    crange c = {name, sstack, estack, arg, start, end};
+    if (tdx_vec_push(&g->done, c)) vg->err = 1;
+}
+
+static void augment_name(tdx_viewgen *vg, vg_g *g, const tdx_event *e, const tdx_gen *gen) {
+    /* Go names the goroutine from the first transition stack that is not NoStack, even one
+     * without frames (a handle with id 0, e.g. GoCreate's start stack): the name is then "". */
+    if (g->named || !(e->has_tstack || e->tstack)) return;
+    uint32_t func = 0;
+    if (gen && e->tstack && e->tstack < gen->stacks.n) {
+        const tdx_stack *st = &gen->stacks.v[e->tstack];
+        if (st->nframes) {
+            const tdx_frame *f =
+                &gen->frames.v[gen->stack_frames.v[st->first + st->nframes - 1]];
+            func = tdx_vgstore_gen_string(vg->store, &vg->cache, gen, f->func);
+        }
+    }
+    g->func = func;
+    g->named = 1;
+}
+
+static void g_created(vg_g *g, int64_t t, uint64_t creator, uint32_t stack) {
+    if (creator == NONE) return;
+    g->cause = CAUSE_GO;
+    g->cause_reason = 0;
+    g->cause_time = t;
+    g->cause_lane = creator;
+    g->cause_stack = stack;
+}
+
+static void g_start(tdx_viewgen *vg, vg_g *g, int64_t t, uint64_t lane) {
+    for (size_t i = 0; i < g->active.n; i++) {
+        g->active.v[i].time = t;
+        g->active.v[i].stack = 0;
+    }
+    if (g->cause) {
+        uint32_t sf = stk(vg, g->cause_stack);
+        arrow(vg, cause_name(vg, g->cause, g->cause_reason), elapsed(vg, g->cause_time),
+              elapsed(vg, t), g->cause_lane, lane, sf, 0);
+        g->cause = CAUSE_NONE;
+        g->cause_reason = 0;
+        g->cause_time = 0;
+        g->cause_lane = 0;
+        g->cause_stack = 0;
+    }
+    g->lane = lane;
+    g->run_start = t;
+}
+
+static void g_syscall_begin(vg_g *g, int64_t t, uint64_t lane, uint32_t stack) {
+    g->sys_time = t;
+    g->sys_stack = stack;
+    g->sys_active = 1;
+    if (g->lane == NONE) {
+        g->lane = lane;
+        g->run_start = t;
+    }
+}
+
+static void g_syscall_end(tdx_viewgen *vg, vg_g *g, int64_t t, bool blocked) {
+    if (!g->sys_active) return;
+    cr_add(vg, g, vg->s_syscall, g->sys_time, t, g->sys_stack, 0,
+           blocked ? ARG_BLOCKED_YES : ARG_BLOCKED_NO);
+    g->sys_active = 0;
+    g->sys_time = 0;
+    g->sys_stack = 0;
+}
+
+static void g_blocked_syscall_end(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
+    g->cause = CAUSE_SYSCALL;
+    g->cause_reason = 0;
+    g->cause_time = t;
+    g->cause_lane = TDX_LANE_SYSCALL;
+    g->cause_stack = stack;
+    instant(vg, cstr("exit blocked syscall"), elapsed(vg, t), TDX_LANE_SYSCALL, stk(vg, stack),
+            NULL, NULL);
+}
+
+static void g_unblock(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack, uint64_t lane) {
+    uint64_t vlane = lane;
+    uint32_t reason = g->block_reason;
+    if (reason && str_contains(sid(vg, reason), "network")) {
+        if (vg->view != TDX_VIEW_THREAD) vlane = TDX_LANE_NETPOLL;
+        uint32_t sf = stk(vg, stack);
+        instant(vg, cause_name(vg, CAUSE_UNBLOCK, reason), elapsed(vg, t), vlane, sf, NULL, NULL);
+    }
+    g->block_reason = 0;
+    if (vlane != 0) {
+        g->cause = CAUSE_UNBLOCK;
+        g->cause_reason = reason;
+        g->cause_time = t;
+        g->cause_lane = vlane;
+        g->cause_stack = stack;
+    }
+}
+
+static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
+    uint32_t sf = stk(vg, g->last_stop);
+    uint32_t esf = stk(vg, stack);
+    /* Go panics when the goroutine is not executing (no lane) or has no start time. Without a
+     * lane nothing can be drawn: the execution slice and the range pieces are skipped, but the
+     * state is reset as a stop would. A missing start time is drawn as it stands. */
+    bool drawable = g->lane != NONE;
+    if (drawable)
+        slice(vg, gname(vg, g), elapsed(vg, g->run_start), sub_ns(t, g->run_start), g->lane, sf,
+              esf, NULL);
+    for (size_t i = 0; i < g->done.n; i++) {
+        const crange *c = &g->done.v[i];
+        uint32_t s1 = stk(vg, c->sstack), s2 = stk(vg, c->estack);
+        if (!drawable) continue;
+        tdx_vargs a;
+        memset(&a, 0, sizeof a);
+        if (c->arg) {
+            a.kind = TDX_VARG_BLOCKED;
+            a.u[0] = c->arg == ARG_BLOCKED_YES;
+        }
+        slice(vg, sid(vg, c->name), elapsed(vg, c->start), sub_ns(c->end, c->start), g->lane, s1,
+              s2, c->arg ? &a : NULL);
+    }
+    g->done.n = 0;
+    for (size_t i = 0; i < g->active.n; i++) {
+        arange *r = &g->active.v[i];
+        /* Go panics on a range that has not started (time 0); such a range is skipped. */
+        if (r->time == 0 || !drawable) continue;
+        uint32_t s1 = stk(vg, r->stack);
+        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(t, r->time), g->lane, s1, 0,
+              NULL);
+    }
+    for (size_t i = 0; i < g->active.n; i++) {
+        g->active.v[i].time = 0;
+        g->active.v[i].stack = 0;
+    }
+    g->run_start = 0;
+    g->last_stop = stack;
+    g->lane = NONE;
+}
+
+static void g_block(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack, uint32_t reason) {
+    g->block_reason = reason;
+    g_stop(vg, g, t, stack);
+}
+
+static void g_finish(tdx_viewgen *vg, vg_g *g, int64_t tend) {
+    if (g->lane == NONE) return;
+    g_syscall_end(vg, g, tend, false);
+    g_stop(vg, g, tend, 0);
+}
+
+static bool in_mark_assist(tdx_viewgen *vg, const vg_g *g) {
+    bool found;
+    ar_find(vg, g, vg->s_mark_assist, &found);
+    return found;
+}
+
+static int viewer_state(int s, bool assist) {
+    switch (s) {
+    case TDX_GO_RUNNABLE: return VS_RUNNABLE;
+    case TDX_GO_RUNNING:
+    case TDX_GO_SYSCALL: return VS_RUNNING;
+    case TDX_GO_WAITING: return assist ? VS_WAITING_GC : VS_WAITING;
+    default: return VS_DEAD;
+    }
+}
+
+static bool executing(int s) { return s == TDX_GO_RUNNING || s == TDX_GO_SYSCALL; }
+
+/* ---- per-event handlers ---- */
+
+static uint32_t ekey(tdx_viewgen *vg, const tdx_gen *g, uint32_t stack) {
+    return tdx_vgstore_gen_stack(vg->store, &vg->cache, g, stack);
+}
+
+static void thread_add(tdx_viewgen *vg, int64_t m) {
+    if (m == TDX_NO_ID) return;
+    int ins;
+    uint32_t *slot = tdx_hmap_upsert(&vg->thread_set, (uint64_t)m, 1, &ins);
+    if (!slot || (ins && tdx_vec_push(&vg->threads, m))) vg->err = 1;
+}
+
+static void go_transition(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
+    if (vg->view == TDX_VIEW_THREAD) thread_add(vg, e->m);
+    vg_g *g = g_get(vg, e->res);
+    if (!g) return;
+    augment_name(vg, g, e, gen);
+    int from = e->from, to = e->to;
+    if (from == to) return;
+    int64_t t = e->time;
+    uint32_t st = ekey(vg, gen, e->stack);
+    uint32_t reason = 0;
+    if (to == TDX_GO_WAITING && (e->type == TDX_EV_GO_BLOCK || e->type == TDX_EV_GO_STOP))
+        reason = tdx_vgstore_gen_string(vg->store, &vg->cache, gen, e->str[0]);
+    int64_t tstart = from == TDX_GO_UNDETERMINED ? vg->t0 : t;
+    switch (vg->view) {
+    case TDX_VIEW_PROC: {
+        uint64_t p = (uint64_t)e->p;
+        if (from == TDX_GO_RUNNING && !executing(to)) {
+            if (to == TDX_GO_WAITING) g_block(vg, g, t, st, reason);
+            else g_stop(vg, g, t, st);
+        }
+        if (!executing(from) && to == TDX_GO_RUNNING) g_start(vg, g, tstart, p);
+        if (from == TDX_GO_WAITING) g_unblock(vg, g, t, st, p);
+        if (from == TDX_GO_NOTEXIST && to == TDX_GO_RUNNABLE) g_created(g, t, p, st);
+        if (from == TDX_GO_SYSCALL && to != TDX_GO_RUNNING) g_blocked_syscall_end(vg, g, t, st);
+        if (to == TDX_GO_SYSCALL && e->p != TDX_NO_ID) {
+            g_syscall_begin(g, tstart, p, st);
+            if (tdx_hmap_put(&vg->insys, p, (uint32_t)(g - vg->gs.v))) vg->err = 1;
+        }
+        if (from == TDX_GO_SYSCALL && tdx_hmap_get(&vg->insys, p) != TDX_HMAP_EMPTY) {
+            g_syscall_end(vg, g, t, false);
+            tdx_hmap_del(&vg->insys, p);
+        }
+        break;
+    }
+    case TDX_VIEW_THREAD: {
+        uint64_t m = (uint64_t)e->m;
+        if (executing(from) && !executing(to)) {
+            if (to == TDX_GO_WAITING) g_block(vg, g, t, st, reason);
+            else g_stop(vg, g, t, st);
+        }
+        if (!executing(from) && executing(to)) g_start(vg, g, tstart, m);
+        if (from == TDX_GO_WAITING) g_unblock(vg, g, t, st, m);
+        if (from == TDX_GO_NOTEXIST && to == TDX_GO_RUNNABLE) g_created(g, t, m, st);
+        if (from == TDX_GO_SYSCALL) g_syscall_end(vg, g, t, to != TDX_GO_RUNNING);
+        if (to == TDX_GO_SYSCALL) g_syscall_begin(g, tstart, m, st);
+        break;
+    }
+    default: {
+        uint64_t self = (uint64_t)e->res, cur = (uint64_t)e->g;
+        if (executing(from) && !executing(to)) {
+            if (to == TDX_GO_WAITING) g_block(vg, g, t, st, reason);
+            else g_stop(vg, g, t, st);
+        }
+        if (!executing(from) && executing(to)) g_start(vg, g, tstart, self);
+        if (from == TDX_GO_WAITING) g_unblock(vg, g, t, st, cur);
+        if (from == TDX_GO_NOTEXIST && to == TDX_GO_RUNNABLE) g_created(g, t, cur, st);
+        if (from == TDX_GO_SYSCALL && to != TDX_GO_RUNNING) {
+            g_syscall_end(vg, g, t, true);
+            g_blocked_syscall_end(vg, g, t, st);
+        } else if (from == TDX_GO_SYSCALL) {
+            g_syscall_end(vg, g, t, false);
+        }
+        if (to == TDX_GO_SYSCALL) g_syscall_begin(g, tstart, self, st);
+        break;
+    }
+    }
+    bool assist = in_mark_assist(vg, g);
+    go_counter(vg, elapsed(vg, t), viewer_state(from, assist), viewer_state(to, assist));
+}
+
+static void proc_transition(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
+    if (vg->view == TDX_VIEW_GOROUTINE) return;
+    int64_t p = e->res;
+    if (vg->view == TDX_VIEW_PROC) {
+        if (p > vg->max_proc) vg->max_proc = p;
+    } else {
+        thread_add(vg, e->m);
+    }
+    uint32_t st = ekey(vg, gen, e->stack);
+    uint32_t sf = stk(vg, st);
+    int from = e->from, to = e->to;
+    if (from == to) return;
+    const char *name = NULL;
+    int64_t ts = e->time;
+    if (to == TDX_PROC_RUNNING) {
+        if (from == TDX_PROC_UNDETERMINED) ts = vg->t0;
+        name = "proc start";
+        thread_counter(vg, elapsed(vg, ts), 1);
+    }
+    if (from == TDX_PROC_RUNNING) {
+        ts = e->time;
+        name = "proc stop";
+        thread_counter(vg, elapsed(vg, ts), -1);
+        if (vg->view == TDX_VIEW_PROC) {
+            uint32_t gi = tdx_hmap_get(&vg->insys, (uint64_t)p);
+            if (gi != TDX_HMAP_EMPTY) {
+                vg_g *g = &vg->gs.v[gi];
+                g_syscall_end(vg, g, ts, true);
+                g_stop(vg, g, ts, st);
+                tdx_hmap_del(&vg->insys, (uint64_t)p);
+            }
+        }
+    }
+    if (!name) return;
+    tdx_vargs a;
+    memset(&a, 0, sizeof a);
+    a.kind = TDX_VARG_SCHED;
+    a.u[0] = (uint64_t)e->m;
+    a.u[1] = (uint64_t)p;
+    uint64_t lane = vg->view == TDX_VIEW_PROC ? (uint64_t)p : (uint64_t)e->m;
+    instant(vg, cstr(name), elapsed(vg, ts), lane, sf, &a, NULL);
+}
+
+static uint64_t event_lane(const tdx_viewgen *vg, const tdx_event *e, bool *ok) {
+    int64_t id = vg->view == TDX_VIEW_PROC ? e->p : vg->view == TDX_VIEW_THREAD ? e->m : e->g;
+    *ok = id != TDX_NO_ID;
+    return (uint64_t)id;
+}
+
+static void stack_sample(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
+    bool ok;
+    uint64_t lane = event_lane(vg, e, &ok);
+    if (!ok) return;
+    uint32_t sf = stk(vg, ekey(vg, gen, e->stack));
+    instant(vg, cstr("CPU profile sample"), elapsed(vg, e->time), lane, sf, NULL, NULL);
+}
+
+static void log_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
+    bool ok;
+    uint64_t lane = event_lane(vg, e, &ok);
+    if (!ok) return;
+    tdx_str cat = {(const uint8_t *)"", 0}, msg = cat;
+    if (gen && e->str[0] < gen->strings.n) cat = gen->strings.v[e->str[0]];
+    if (gen && e->str[1] < gen->strings.n) msg = gen->strings.v[e->str[1]];
+    tdx_str name = msg;
+    if (cat.n) {
+        tdx_buf *b = &vg->tbuf;
+        b->n = 0;
+        put_str(b, cstr("["), vg);
+        put_str(b, cat, vg);
+        put_str(b, cstr("] "), vg);
+        put_str(b, msg, vg);
+        name = (tdx_str){b->v, (uint32_t)b->n};
+    }
+    uint32_t sf = stk(vg, ekey(vg, gen, e->stack));
+    instant(vg, name, elapsed(vg, e->time), lane, sf, NULL, "user event");
+}
+
+static void metric(tdx_viewgen *vg, const tdx_event *e) {
+    uint64_t v = e->args[0];
+    switch (e->type) {
+    case TDX_EV_HEAP_ALLOC:
+        vg->heap_alloc = v;
+        heap_counter(vg, elapsed(vg, e->time));
+        break;
+    case TDX_EV_HEAP_GOAL:
+        if (v > (1ULL << 50)) v = 0; /* Go's workaround for golang.org/issue/63864 */
+        vg->heap_goal = v;
+        heap_counter(vg, elapsed(vg, e->time));
+        break;
+    case TDX_EV_PROCS_CHANGE:
+        if (v > vg->gomaxprocs) vg->gomaxprocs = v;
+        break;
+    default: break;
+    }
+}
+
+/* ---- ranges ---- */
+
+static size_t gr_find(tdx_viewgen *vg, uint32_t name, bool *found) {
+    size_t i = 0;
+    for (; i < vg->granges.n; i++) {
+        int c = str_cmp(vg, vg->granges.v[i].name, name);
+        if (c == 0) {
+            *found = true;
+            return i;
+        }
+        if (c > 0) break;
+    }
+    *found = false;
+    return i;
+}
+
+static void gr_set(tdx_viewgen *vg, uint32_t name, int64_t time, uint32_t stack) {
+    bool found;
+    size_t i = gr_find(vg, name, &found);
+    if (!found) {
+        if (tdx_vec_reserve(&vg->granges, vg->granges.n + 1)) {
+            vg->err = 1;
+            return;
+        }
+        memmove(vg->granges.v + i + 1, vg->granges.v + i,
+                (vg->granges.n - i) * sizeof *vg->granges.v);
+        vg->granges.n++;
+    }
+    vg->granges.v[i] = (grange){name, stack, time};
+}
+
+static size_t pr_find(tdx_viewgen *vg, uint32_t name, int64_t proc, bool *found) {
+    size_t i = 0;
+    for (; i < vg->pranges.n; i++) {
+        const prange *r = &vg->pranges.v[i];
+        int c = str_cmp(vg, r->name, name);
+        if (c == 0) c = r->proc < proc ? -1 : r->proc > proc;
+        if (c == 0) {
+            *found = true;
+            return i;
+        }
+        if (c > 0) break;
+    }
+    *found = false;
+    return i;
+}
+
+static void pr_set(tdx_viewgen *vg, uint32_t name, int64_t proc, int64_t time, uint32_t stack) {
+    bool found;
+    size_t i = pr_find(vg, name, proc, &found);
+    if (!found) {
+        if (tdx_vec_reserve(&vg->pranges, vg->pranges.n + 1)) {
+            vg->err = 1;
+            return;
+        }
+        memmove(vg->pranges.v + i + 1, vg->pranges.v + i,
+                (vg->pranges.n - i) * sizeof *vg->pranges.v);
+        vg->pranges.n++;
+    }
+    vg->pranges.v[i] = (prange){name, stack, proc, time};
+}
+
+static void range_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
+    enum { SC_NONE, SC_PROC, SC_G } scope;
+    int64_t id = 0;
+    uint32_t name;
+    switch (e->type) {
+    case TDX_EV_GC_BEGIN:
+    case TDX_EV_GC_ACTIVE:
+    case TDX_EV_GC_END:
+        scope = SC_NONE;
+        name = vg->s_gc_mark;
+        break;
+    case TDX_EV_GC_SWEEP_BEGIN:
+    case TDX_EV_GC_SWEEP_ACTIVE:
+    case TDX_EV_GC_SWEEP_END:
+        scope = SC_PROC;
+        id = e->type == TDX_EV_GC_SWEEP_ACTIVE ? (int64_t)e->args[0] : e->p;
+        name = vg->s_sweep;
+        break;
+    case TDX_EV_GC_MARK_ASSIST_BEGIN:
+    case TDX_EV_GC_MARK_ASSIST_ACTIVE:
+    case TDX_EV_GC_MARK_ASSIST_END:
+        scope = SC_G;
+        id = e->type == TDX_EV_GC_MARK_ASSIST_ACTIVE ? (int64_t)e->args[0] : e->g;
+        name = vg->s_mark_assist;
+        break;
+    default: { /* stop-the-world (<reason>) */
+        char buf[1200];
+        int n = tdx_range_name(e, gen, buf, sizeof buf);
+        if (n < 0) n = 0;
+        if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+        scope = SC_G;
+        id = e->g;
+        name = tdx_vgstore_intern(vg->store, buf, (size_t)n);
+        break;
+    }
+    }
+    int64_t t = e->time;
+    if (scope == SC_G) {
+        vg_g *g = g_find(vg, id);
+        if (!g) return; /* Go dereferences a nil gState here; there is nothing to draw on */
+        uint32_t st = ekey(vg, gen, e->stack);
+        switch (e->kind) {
+        case TDX_KIND_RANGE_BEGIN: ar_set(vg, g, name, g->lane != NONE ? t : 0, st); break;
+        case TDX_KIND_RANGE_ACTIVE:
+            ar_set(vg, g, name, g->lane != NONE ? g->run_start : 0, 0);
+            break;
+        default: {
+            bool found;
+            size_t i = ar_find(vg, g, name, &found);
+            if (g->lane != NONE) {
+                arange r = found ? g->active.v[i] : (arange){name, 0, 0};
+                cr_add(vg, g, name, r.time, t, r.stack, st, ARG_NONE);
+            }
+            if (found) {
+                memmove(g->active.v + i, g->active.v + i + 1,
+                        (g->active.n - i - 1) * sizeof *g->active.v);
+                g->active.n--;
+            }
+            break;
+        }
+        }
+        return;
+    }
+    if (scope == SC_PROC && vg->view != TDX_VIEW_PROC) return;
+    uint32_t st = ekey(vg, gen, e->stack);
+    if (scope == SC_NONE) {
+        switch (e->kind) {
+        case TDX_KIND_RANGE_BEGIN: gr_set(vg, name, t, st); break;
+        case TDX_KIND_RANGE_ACTIVE:
+            if (vg->nsync < 2) gr_set(vg, name, vg->t0, st);
+            break;
+        default: {
+            bool found;
+            size_t i = gr_find(vg, name, &found);
+            grange r = found ? vg->granges.v[i] : (grange){name, 0, 0};
+            if (str_contains(sid(vg, name), "GC")) {
+                uint32_t s1 = stk(vg, r.stack), s2 = stk(vg, st);
+                slice(vg, sid(vg, name), elapsed(vg, r.time), sub_ns(t, r.time), TDX_LANE_GC, s1,
+                      s2, NULL);
+            }
+            if (found) {
+                memmove(vg->granges.v + i, vg->granges.v + i + 1,
+                        (vg->granges.n - i - 1) * sizeof *vg->granges.v);
+                vg->granges.n--;
+            }
+            break;
+        }
+        }
+        return;
+    }
+    switch (e->kind) {
+    case TDX_KIND_RANGE_BEGIN: pr_set(vg, name, id, t, st); break;
+    case TDX_KIND_RANGE_ACTIVE:
+        if (vg->nsync < 2) pr_set(vg, name, id, vg->t0, st);
+        break;
+    default: {
+        bool found;
+        size_t i = pr_find(vg, name, id, &found);
+        prange r = found ? vg->pranges.v[i] : (prange){name, 0, id, 0};
+        uint32_t s1 = stk(vg, r.stack), s2 = stk(vg, st);
+        slice(vg, sid(vg, name), elapsed(vg, r.time), sub_ns(t, r.time), (uint64_t)id, s1, s2,
+              NULL);
+        if (found) {
+            memmove(vg->pranges.v + i, vg->pranges.v + i + 1,
+                    (vg->pranges.n - i - 1) * sizeof *vg->pranges.v);
+            vg->pranges.n--;
+        }
+        break;
+    }
+    }
+}
+
+int tdx_viewgen_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
+    if (vg->err || vg->finished) return -1;
+    if (e->kind == TDX_KIND_SYNC) tdx_vgcache_reset(&vg->cache);
+    if (!vg->started) {
+        vg->started = true;
+        vg->t0 = e->time;
+    }
+    vg->tlast = e->time;
+    switch (e->kind) {
+    case TDX_KIND_SYNC: vg->nsync++; break;
+    case TDX_KIND_STACK_SAMPLE: stack_sample(vg, e, gen); break;
+    case TDX_KIND_RANGE_BEGIN:
+    case TDX_KIND_RANGE_ACTIVE:
+    case TDX_KIND_RANGE_END: range_event(vg, e, gen); break;
+    case TDX_KIND_METRIC: metric(vg, e); break;
+    case TDX_KIND_LABEL: {
+        vg_g *g = g_find(vg, e->g);
+        if (g) g->label = tdx_vgstore_gen_string(vg->store, &vg->cache, gen, e->str[0]);
+        break; /* Go dereferences a nil gState for an unknown goroutine; ignored here */
+    }
+    case TDX_KIND_STATE_TRANSITION:
+        if (e->res_kind == TDX_RES_GOROUTINE) go_transition(vg, e, gen);
+        else if (e->res_kind == TDX_RES_PROC) proc_transition(vg, e, gen);
+        break;
+    case TDX_KIND_LOG: log_event(vg, e, gen); break;
+    default: break;
+    }
+    if (vg->store->oom) vg->err = 1;
+    return vg->err ? -1 : 0;
+}
+
+/* ---- tasks and regions (after the main loop) ---- */
+
+static void emit_task(tdx_viewgen *vg, uint32_t ti, int64_t sort, int64_t tend) {
+    const tdx_sumtask *t = &vg->sum->tasks.v[ti];
+    int64_t st = t->start.present ? t->start.time : vg->t0;
+    int64_t et = t->end.present ? t->end.time : tend;
+    uint64_t sg = t->start.present ? (uint64_t)t->start.g : 0;
+    uint64_t eg = t->end.present ? (uint64_t)t->end.g : 0;
+    /* Task(id, "T<id> <name>", sortIndex) */
+    named_lane nl = {t->id, sort, vg->names.n, 0};
+    put_str(&vg->names, cstr("T"), vg);
+    char num[24];
+    put_str(&vg->names, (tdx_str){(const uint8_t *)num, (uint32_t)tdx_json_u64(num, t->id)}, vg);
+    put_str(&vg->names, cstr(" "), vg);
+    put_str(&vg->names, sid(vg, t->name), vg);
+    nl.len = vg->names.n - nl.off;
+    if (tdx_vec_push(&vg->tlanes, nl)) vg->err = 1;
+    uint32_t sf = stk(vg, t->start.present ? t->start.stack : 0);
+    uint32_t esf = stk(vg, t->end.present ? t->end.stack : 0);
+    tdx_vargs a;
+    memset(&a, 0, sizeof a);
+    a.kind = TDX_VARG_TASK;
+    a.u[0] = t->id;
+    a.u[1] = sg;
+    a.u[2] = eg;
+    slice_any(vg, sid(vg, t->name), elapsed(vg, st), sub_ns(et, st), t->id, sf, esf, &a, 2,
+              task_colors[t->id % 23]);
+    if (t->parent != TDX_SUM_NONE && t->start.present) {
+        uint32_t psf = stk(vg, t->start.stack);
+        arrow(vg, cstr("newTask"), elapsed(vg, t->start.time), elapsed(vg, t->start.time),
+              vg->sum->tasks.v[t->parent].id, t->id, psf, 2);
+    }
+}
+
+static void emit_region(tdx_viewgen *vg, uint32_t ri, int64_t tend) {
+    const tdx_sumregion *r = &vg->sum->regions.v[ri];
+    if (r->name == 0) return;
+    int64_t st = r->start.present ? r->start.time : vg->t0;
+    int64_t et = r->end.present ? r->end.time : tend;
+    int64_t gid = TDX_NO_ID;
+    if (r->start.present) gid = r->start.g;
+    if (r->end.present) gid = r->end.g;
+    if (gid == TDX_NO_ID) return;
+    uint32_t sf = stk(vg, r->start.present ? r->start.stack : 0);
+    uint32_t esf = stk(vg, r->end.present ? r->end.stack : 0);
+    int64_t ts = elapsed(vg, st), dur = sub_ns(et, st);
+    uint64_t lane = (uint64_t)gid;
+    if (!within(vg, ts) && !within(vg, add_ns(ts, dur))) return;
+    if (!pass(vg, lane)) return;
+    char scope[20];
+    int sn = snprintf(scope, sizeof scope, "%llx", (unsigned long long)r->task);
+    const char *cname = r->task ? task_colors[r->task % 23] : NULL;
+    vg->async_seq++;
+    tdx_vev ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = sid(vg, r->name);
+    ev.ph = 'b';
+    ev.scope = (tdx_str){(const uint8_t *)scope, (uint32_t)sn};
+    ev.ts = ts;
+    ev.tid = lane;
+    ev.id = vg->async_seq;
+    ev.sf = sf;
+    ev.cname = cname;
+    ev.cat = "Region";
+    out(vg, &ev);
+    ev.ph = 'e';
+    ev.ts = add_ns(ts, dur);
+    ev.sf = esf;
+    ev.args.kind = TDX_VARG_TASKID;
+    ev.args.u[0] = r->task;
+    out(vg, &ev);
+}
+
+/* ---- Finish and Flush ---- */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_lane(const void *a, const void *b) {
+    uint64_t x = ((const named_lane *)a)->id, y = ((const named_lane *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct gorder {
+    int64_t id;
+    uint32_t idx;
+} gorder;
+
+static int cmp_gorder(const void *a, const void *b) {
+    int64_t x = ((const gorder *)a)->id, y = ((const gorder *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* Emitter.Resource: records a lane name for Flush (the filter applies). */
+static void resource(tdx_viewgen *vg, uint64_t id, tdx_str name) {
+    if (!pass(vg, id)) return;
+    named_lane nl = {id, (int64_t)id, vg->names.n, name.n};
+    put_str(&vg->names, name, vg);
+    if (tdx_vec_push(&vg->lanes, nl)) vg->err = 1;
+}
+
+static void meta(tdx_viewgen *vg, const char *what, uint64_t pid, uint64_t tid, tdx_str name,
+                 bool is_sort, int64_t sort) {
+    tdx_vev ev;
+    memset(&ev, 0, sizeof ev);
+    ev.name = cstr(what);
+    ev.ph = 'M';
+    ev.required = true;
+    ev.pid = pid;
+    ev.tid = tid;
+    if (is_sort) {
+        ev.args.kind = TDX_VARG_SORT_INDEX;
+        ev.args.u[0] = (uint64_t)sort;
+    } else {
+        ev.args.kind = TDX_VARG_NAME;
+        ev.args.s = name;
+    }
+    out(vg, &ev);
+}
+
+static void thread_meta(tdx_viewgen *vg, uint64_t pid, uint64_t tid, tdx_str name, int64_t sort) {
+    meta(vg, "thread_name", pid, tid, name, false, 0);
+    meta(vg, "thread_sort_index", pid, tid, name, true, sort);
+}
+
+static void process_meta(tdx_viewgen *vg, uint64_t pid, const char *name, int64_t sort) {
+    meta(vg, "process_name", pid, 0, cstr(name), false, 0);
+    meta(vg, "process_sort_index", pid, 0, cstr(name), true, sort);
+}
+
+int tdx_viewgen_finish(tdx_viewgen *vg) {
+    if (vg->err || vg->finished || !vg->started) return -1;
+    vg->finished = true;
+    int64_t tend = vg->opt_tend ? vg->opt_tend : vg->tlast;
+    /* Tasks and their regions. */
+    for (size_t i = 0; i < vg->ntasks && vg->sum; i++) {
+        emit_task(vg, vg->tasks[i], (int64_t)i, tend);
+        if (vg->regions) {
+            const tdx_sumtask *t = &vg->sum->tasks.v[vg->tasks[i]];
+            for (size_t k = 0; k < t->regions.n; k++) emit_region(vg, t->regions.v[k], tend);
+        }
+    }
+    const char *rtype = vg->view == TDX_VIEW_PROC ? "PROCS"
+                        : vg->view == TDX_VIEW_THREAD ? "OS THREADS"
+                                                      : "G";
+    /* Outstanding proc ranges (proc view), by (name, proc). */
+    for (size_t i = 0; i < vg->pranges.n; i++) {
+        const prange *r = &vg->pranges.v[i];
+        uint32_t sf = stk(vg, r->stack);
+        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(tend, r->time), (uint64_t)r->proc,
+              sf, 0, NULL);
+    }
+    /* Outstanding global ranges, by name. */
+    for (size_t i = 0; i < vg->granges.n; i++) {
+        const grange *r = &vg->granges.v[i];
+        if (!str_contains(sid(vg, r->name), "GC")) continue;
+        uint32_t sf = stk(vg, r->stack);
+        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(tend, r->time), TDX_LANE_GC, sf,
+              0, NULL);
+    }
+    /* Goroutines, by ascending id. */
+    gorder *ord = malloc((vg->gs.n ? vg->gs.n : 1) * sizeof *ord);
+    if (!ord) return vg->err = 1, -1;
+    for (size_t i = 0; i < vg->gs.n; i++) ord[i] = (gorder){vg->gs.v[i].id, (uint32_t)i};
+    if (vg->gs.n) qsort(ord, vg->gs.n, sizeof *ord, cmp_gorder);
+    for (size_t i = 0; i < vg->gs.n; i++) {
+        vg_g *g = &vg->gs.v[ord[i].idx];
+        g_finish(vg, g, tend);
+        if (vg->view == TDX_VIEW_GOROUTINE) resource(vg, (uint64_t)g->id, gname(vg, g));
+    }
+    free(ord);
+    char nm[48];
+    if (vg->view == TDX_VIEW_PROC) {
+        for (int64_t p = 0; p <= vg->max_proc; p++) {
+            int n = snprintf(nm, sizeof nm, "Proc %lld", (long long)p);
+            resource(vg, (uint64_t)p, (tdx_str){(const uint8_t *)nm, (uint32_t)n});
+        }
+    } else if (vg->view == TDX_VIEW_THREAD) {
+        int64_t *ms = malloc((vg->threads.n ? vg->threads.n : 1) * sizeof *ms);
+        if (!ms) return vg->err = 1, -1;
+        if (vg->threads.n) {
+            memcpy(ms, vg->threads.v, vg->threads.n * sizeof *ms);
+            qsort(ms, vg->threads.n, sizeof *ms, cmp_i64);
+        }
+        for (size_t i = 0; i < vg->threads.n; i++) {
+            int n = snprintf(nm, sizeof nm, "Thread %lld", (long long)ms[i]);
+            resource(vg, (uint64_t)ms[i], (tdx_str){(const uint8_t *)nm, (uint32_t)n});
+        }
+        free(ms);
+    }
+    uint64_t focus = vg->view == TDX_VIEW_GOROUTINE && vg->focus != TDX_NO_ID ? (uint64_t)vg->focus
+                                                                                : 0;
+    /* Flush: the metadata. Lane names are stored in vg->names, which no longer grows. */
+    process_meta(vg, 1, "STATS", 0);
+    if (vg->tlanes.n) process_meta(vg, 2, "TASKS", 1);
+    if (vg->tlanes.n) qsort(vg->tlanes.v, vg->tlanes.n, sizeof *vg->tlanes.v, cmp_lane);
+    for (size_t i = 0; i < vg->tlanes.n; i++) {
+        const named_lane *l = &vg->tlanes.v[i];
+        if (i && l->id == vg->tlanes.v[i - 1].id) continue;
+        thread_meta(vg, 2, l->id, (tdx_str){vg->names.v + l->off, (uint32_t)l->len}, l->sort);
+    }
+    process_meta(vg, 0, rtype, 2);
+    thread_meta(vg, 0, TDX_LANE_GC, cstr("GC"), -6);
+    thread_meta(vg, 0, TDX_LANE_NETPOLL, cstr("Network"), -5);
+    thread_meta(vg, 0, TDX_LANE_TIMERS, cstr("Timers"), -4);
+    thread_meta(vg, 0, TDX_LANE_SYSCALL, cstr("Syscalls"), -3);
+    if (vg->lanes.n) qsort(vg->lanes.v, vg->lanes.n, sizeof *vg->lanes.v, cmp_lane);
+    for (size_t i = 0; i < vg->lanes.n; i++) {
+        const named_lane *l = &vg->lanes.v[i];
+        if (i && l->id == vg->lanes.v[i - 1].id) continue;
+        int64_t sort = focus != 0 && l->id == focus ? -2 : (int64_t)l->id;
+        thread_meta(vg, 0, l->id, (tdx_str){vg->names.v + l->off, (uint32_t)l->len}, sort);
+    }
+    if (vg->store->oom) vg->err = 1;
+    return vg->err ? -1 : 0;
+}
+
+/* ---- construction ---- */
+
+void tdx_viewgen_opts_default(tdx_viewgen_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->view = TDX_VIEW_PROC;
+    o->wstart = 0;
+    o->wend = INT64_MAX;
+    o->focus = TDX_NO_ID;
+}
+
+tdx_viewgen *tdx_viewgen_new(const tdx_viewgen_opts *o, tdx_vgstore *store,
+                             const tdx_vgframes *frames, tdx_vev_fn sink, void *sink_ctx) {
+    tdx_viewgen *vg = calloc(1, sizeof *vg);
+    if (!vg) return NULL;
+    vg->view = o->view;
+    vg->wstart = o->wstart;
+    vg->wend = o->wend;
+    vg->has_filter = o->has_filter;
+    vg->focus = o->focus;
+    vg->sum = o->summary;
+    vg->regions = o->regions;
+    vg->opt_tend = o->tend;
+    vg->store = store;
+    vg->fr = *frames;
+    vg->sink = sink;
+    vg->sink_ctx = sink_ctx;
+    tdx_vgcache_init(&vg->cache);
+    for (size_t i = 0; i < o->nfilter && o->has_filter; i++)
+        if (tdx_hmap_put(&vg->filter, (uint64_t)o->filter[i], 1)) vg->err = 1;
+    if (o->ntasks && o->summary) {
+        vg->tasks = malloc(o->ntasks * sizeof *vg->tasks);
+        if (!vg->tasks) vg->err = 1;
+        else {
+            memcpy(vg->tasks, o->tasks, o->ntasks * sizeof *vg->tasks);
+            vg->ntasks = o->ntasks;
+        }
+    }
+    vg->s_syscall = tdx_vgstore_intern(store, "syscall", 7);
+    vg->s_mark_assist = tdx_vgstore_intern(store, "GC mark assist", 14);
+    vg->s_gc_mark = tdx_vgstore_intern(store, "GC concurrent mark phase", 24);
+    vg->s_sweep = tdx_vgstore_intern(store, "GC incremental sweep", 20);
+    if (vg->err || store->oom) {
+        tdx_viewgen_free(vg);
+        return NULL;
+    }
+    return vg;
+}
+
+static void free_state(tdx_viewgen *vg) {
+    for (size_t i = 0; i < vg->gs.n; i++) {
+        tdx_vec_free(&vg->gs.v[i].active);
+        tdx_vec_free(&vg->gs.v[i].done);
+    }
+    tdx_vec_free(&vg->gs);
+    tdx_hmap_free(&vg->g_idx);
+    tdx_hmap_free(&vg->insys);
+    tdx_vec_free(&vg->granges);
+    tdx_vec_free(&vg->pranges);
+    tdx_vec_free(&vg->threads);
+    tdx_hmap_free(&vg->thread_set);
+}
+
+void tdx_viewgen_free(tdx_viewgen *vg) {
+    if (!vg) return;
+    free_state(vg);
+    tdx_hmap_free(&vg->filter);
+    free(vg->tasks);
+    tdx_vgcache_free(&vg->cache);
+    tdx_vec_free(&vg->nbuf);
+    tdx_vec_free(&vg->tbuf);
+    tdx_vec_free(&vg->lanes);
+    tdx_vec_free(&vg->tlanes);
+    tdx_vec_free(&vg->names);
+    free(vg);
+}
+
+tdx_viewgen_counters tdx_viewgen_counters_get(const tdx_viewgen *vg) {
+    return (tdx_viewgen_counters){vg->nopt, vg->arrow_seq, vg->async_seq};
+}
+
+/* ---- query resolution (jsontrace.go's handler) ---- */
+
+void tdx_viewgen_resolved_free(tdx_viewgen_resolved *r) {
+    free(r->filter);
+    free(r->tasks);
+    r->filter = NULL;
+    r->tasks = NULL;
+}
+
+static int set_task(const tdx_summary *s, uint32_t ti, int64_t t0, int64_t tend,
+                    tdx_viewgen_resolved *r, tdx_err *err) {
+    const tdx_sumtask *t = &s->tasks.v[ti];
+    r->opts.wstart = t->start.present ? t->start.time - t0 : 0;
+    r->opts.wend = t->end.present ? t->end.time - t0 : tend - t0;
+    size_t n;
+    if (tdx_summary_task_list(s, ti, t0, tend, &r->tasks, &n))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    r->opts.summary = s;
+    r->opts.tasks = r->tasks;
+    r->opts.ntasks = n;
+    return 0;
+}
+
+int tdx_viewgen_resolve(const tdx_viewquery *q, const tdx_summary *s, int64_t t0, int64_t tend,
+                        uint64_t nevents, tdx_viewgen_resolved *r, tdx_err *err) {
+    memset(r, 0, sizeof *r);
+    tdx_viewgen_opts_default(&r->opts);
+    if (q->thread) r->opts.view = TDX_VIEW_THREAD;
+    if (q->has_goid) {
+        const tdx_sumg *g = tdx_summary_goroutine(s, (int64_t)q->goid);
+        if (!g)
+            return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "failed to find goroutine %lld",
+                            (long long)q->goid);
+        r->opts.view = TDX_VIEW_GOROUTINE;
+        r->opts.wstart = g->start ? g->start - t0 : 0;
+        r->opts.wend = g->end ? g->end - t0 : tend - t0;
+        r->opts.focus = (int64_t)q->goid;
+        size_t n;
+        if (tdx_summary_related(s, (int64_t)q->goid, nevents, &r->filter, &n))
+            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        r->opts.has_filter = true;
+        r->opts.filter = r->filter;
+        r->opts.nfilter = n;
+    } else if (q->has_focustask) {
+        uint32_t ti = tdx_summary_task(s, q->focustask);
+        if (ti == TDX_SUM_NONE ||
+            (!s->tasks.v[ti].start.present && !s->tasks.v[ti].end.present))
+            return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "failed to find task with id %llu",
+                            (unsigned long long)q->focustask);
+        if (set_task(s, ti, t0, tend, r, err)) return -1;
+    } else if (q->has_taskid) {
+        uint32_t ti = tdx_summary_task(s, q->taskid);
+        if (ti == TDX_SUM_NONE)
+            return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "failed to find task with id %llu",
+                            (unsigned long long)q->taskid);
+        r->opts.view = TDX_VIEW_GOROUTINE;
+        if (set_task(s, ti, t0, tend, r, err)) return -1;
+        r->opts.regions = true;
+        /* The goroutine to orient around: the start event's, else the earliest log's, else the
+         * end event's when earlier. */
+        const tdx_sumtask *t = &s->tasks.v[ti];
+        const tdx_sumev *first = NULL;
+        if (t->start.present) {
+            first = &t->start;
+        } else {
+            if (t->first_log.present) first = &t->first_log;
+            if (t->end.present && (!first || t->end.time < first->time)) first = &t->end;
+        }
+        if (!first || first->g == TDX_NO_ID) {
+            tdx_viewgen_resolved_free(r);
+            return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "failed to find task with id %llu",
+                            (unsigned long long)q->taskid);
+        }
+        r->opts.focus = first->g;
+        /* Filter: the goroutines directly involved in any listed task. */
+        tdx_hmap seen = {0};
+        TDX_VEC(int64_t) ids = {0};
+        for (size_t i = 0; i < r->opts.ntasks; i++) {
+            const tdx_sumtask *lt = &s->tasks.v[r->tasks[i]];
+            for (size_t k = 0; k < lt->goroutines.n; k++) {
+                int ins;
+                if (!tdx_hmap_upsert(&seen, (uint64_t)lt->goroutines.v[k], 1, &ins) ||
+                    (ins && tdx_vec_push(&ids, lt->goroutines.v[k]))) {
+                    tdx_hmap_free(&seen);
+                    tdx_vec_free(&ids);
+                    tdx_viewgen_resolved_free(r);
+                    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+                }
+            }
+        }
+        tdx_hmap_free(&seen);
+        r->filter = ids.v;
+        r->opts.has_filter = true;
+        r->opts.filter = ids.v;
+        r->opts.nfilter = ids.n;
+    }
+    return 0;
+}
+
+/* ---- checkpoints ---- */
+
+#define MAGIC "TDXVG1"
+
+int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
+    int rc = tdx_buf_append(b, MAGIC, 6);
+    rc |= tdx_ser_u(b, (uint64_t)vg->view);
+    rc |= tdx_ser_u(b, (uint64_t)vg->started | (uint64_t)vg->finished << 1);
+    rc |= tdx_ser_i(b, vg->t0) | tdx_ser_i(b, vg->tlast) | tdx_ser_u(b, vg->nsync);
+    rc |= tdx_ser_u(b, vg->nopt) | tdx_ser_u(b, vg->arrow_seq) | tdx_ser_u(b, vg->async_seq);
+    for (int i = 0; i < 5; i++) rc |= tdx_ser_i(b, vg->gst[i]) | tdx_ser_i(b, vg->gst_prev[i]);
+    for (int i = 0; i < 3; i++) rc |= tdx_ser_i(b, vg->th[i]) | tdx_ser_i(b, vg->th_prev[i]);
+    rc |= tdx_ser_u(b, vg->heap_alloc) | tdx_ser_u(b, vg->heap_goal);
+    rc |= tdx_ser_u(b, vg->prev_alloc) | tdx_ser_u(b, vg->prev_goal);
+    rc |= tdx_ser_u(b, vg->gomaxprocs) | tdx_ser_i(b, vg->max_proc);
+    rc |= tdx_ser_u(b, vg->gs.n);
+    for (size_t i = 0; i < vg->gs.n && !rc; i++) {
+        const vg_g *g = &vg->gs.v[i];
+        rc |= tdx_ser_i(b, g->id) | tdx_ser_u(b, g->lane) | tdx_ser_i(b, g->run_start);
+        rc |= tdx_ser_i(b, g->sys_time) | tdx_ser_i(b, g->cause_time) | tdx_ser_u(b, g->cause_lane);
+        rc |= tdx_ser_u(b, g->func) | tdx_ser_u(b, g->label) | tdx_ser_u(b, g->block_reason);
+        rc |= tdx_ser_u(b, g->last_stop) | tdx_ser_u(b, g->sys_stack) | tdx_ser_u(b, g->cause_stack);
+        rc |= tdx_ser_u(b, g->cause_reason);
+        rc |= tdx_ser_u(b, (uint64_t)g->named | (uint64_t)g->sys_active << 1 |
+                               (uint64_t)g->cause << 2);
+        rc |= tdx_ser_u(b, g->active.n);
+        for (size_t k = 0; k < g->active.n; k++)
+            rc |= tdx_ser_u(b, g->active.v[k].name) | tdx_ser_u(b, g->active.v[k].stack) |
+                  tdx_ser_i(b, g->active.v[k].time);
+        rc |= tdx_ser_u(b, g->done.n);
+        for (size_t k = 0; k < g->done.n; k++) {
+            const crange *c = &g->done.v[k];
+            rc |= tdx_ser_u(b, c->name) | tdx_ser_u(b, c->sstack) | tdx_ser_u(b, c->estack) |
+                  tdx_ser_u(b, c->arg) | tdx_ser_i(b, c->start) | tdx_ser_i(b, c->end);
+        }
+    }
+    /* inSyscall, sorted by proc so the bytes do not depend on the hash layout */
+    TDX_VEC(int64_t) ps = {0};
+    for (size_t i = 0; vg->insys.n && i <= vg->insys.mask && !rc; i++)
+        if (vg->insys.vals[i] != TDX_HMAP_EMPTY && tdx_vec_push(&ps, (int64_t)vg->insys.keys[i]))
+            rc = -1;
+    if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
+    rc |= tdx_ser_u(b, ps.n);
+    for (size_t i = 0; i < ps.n && !rc; i++)
+        rc |= tdx_ser_i(b, ps.v[i]) | tdx_ser_u(b, tdx_hmap_get(&vg->insys, (uint64_t)ps.v[i]));
+    tdx_vec_free(&ps);
+    rc |= tdx_ser_u(b, vg->granges.n);
+    for (size_t i = 0; i < vg->granges.n; i++)
+        rc |= tdx_ser_u(b, vg->granges.v[i].name) | tdx_ser_u(b, vg->granges.v[i].stack) |
+              tdx_ser_i(b, vg->granges.v[i].time);
+    rc |= tdx_ser_u(b, vg->pranges.n);
+    for (size_t i = 0; i < vg->pranges.n; i++)
+        rc |= tdx_ser_u(b, vg->pranges.v[i].name) | tdx_ser_u(b, vg->pranges.v[i].stack) |
+              tdx_ser_i(b, vg->pranges.v[i].proc) | tdx_ser_i(b, vg->pranges.v[i].time);
+    rc |= tdx_ser_u(b, vg->threads.n);
+    for (size_t i = 0; i < vg->threads.n; i++) rc |= tdx_ser_i(b, vg->threads.v[i]);
+    return rc ? -1 : 0;
+}
+
+int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *err) {
+    if (vg->started || vg->finished)
+        return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "restore into a generator already in use");
+    tdx_deser d = {p, p + n, 0};
+    if (n < 6 || memcmp(p, MAGIC, 6) != 0) d.bad = 1;
+    d.p += n < 6 ? n : 6;
+    uint64_t nstr = tdx_vgstore_nstrings(vg->store), nnodes = tdx_vgstore_nnodes(vg->store);
+    if ((int)tdx_deser_u(&d) != vg->view) d.bad = 1;
+    uint64_t flags = tdx_deser_u(&d);
+    vg->started = flags & 1;
+    vg->finished = (flags >> 1) & 1;
+    vg->t0 = tdx_deser_i(&d);
+    vg->tlast = tdx_deser_i(&d);
+    vg->nsync = tdx_deser_u(&d);
+    vg->nopt = tdx_deser_u(&d);
+    vg->arrow_seq = tdx_deser_u(&d);
+    vg->async_seq = tdx_deser_u(&d);
+    for (int i = 0; i < 5; i++) {
+        vg->gst[i] = tdx_deser_i(&d);
+        vg->gst_prev[i] = tdx_deser_i(&d);
+    }
+    for (int i = 0; i < 3; i++) {
+        vg->th[i] = tdx_deser_i(&d);
+        vg->th_prev[i] = tdx_deser_i(&d);
+    }
+    vg->heap_alloc = tdx_deser_u(&d);
+    vg->heap_goal = tdx_deser_u(&d);
+    vg->prev_alloc = tdx_deser_u(&d);
+    vg->prev_goal = tdx_deser_u(&d);
+    vg->gomaxprocs = tdx_deser_u(&d);
+    vg->max_proc = tdx_deser_i(&d);
+    uint64_t ng = tdx_deser_u(&d);
+    if (ng > (uint64_t)(d.end - d.p)) d.bad = 1;
+    for (uint64_t i = 0; i < ng && !d.bad && !vg->err; i++) {
+        vg_g g;
+        memset(&g, 0, sizeof g);
+        g.id = tdx_deser_i(&d);
+        g.lane = tdx_deser_u(&d);
+        g.run_start = tdx_deser_i(&d);
+        g.sys_time = tdx_deser_i(&d);
+        g.cause_time = tdx_deser_i(&d);
+        g.cause_lane = tdx_deser_u(&d);
+        g.func = tdx_deser_u32(&d, nstr);
+        g.label = tdx_deser_u32(&d, nstr);
+        g.block_reason = tdx_deser_u32(&d, nstr);
+        g.last_stop = tdx_deser_u32(&d, nnodes);
+        g.sys_stack = tdx_deser_u32(&d, nnodes);
+        g.cause_stack = tdx_deser_u32(&d, nnodes);
+        g.cause_reason = tdx_deser_u32(&d, nstr);
+        uint64_t fl = tdx_deser_u(&d);
+        g.named = fl & 1;
+        g.sys_active = (fl >> 1) & 1;
+        g.cause = (uint8_t)(fl >> 2);
+        if (g.cause > CAUSE_UNBLOCK) d.bad = 1;
+        uint64_t na = tdx_deser_u(&d);
+        if (na > (uint64_t)(d.end - d.p)) d.bad = 1;
+        for (uint64_t k = 0; k < na && !d.bad; k++) {
+            arange r;
+            r.name = tdx_deser_u32(&d, nstr);
+            r.stack = tdx_deser_u32(&d, nnodes);
+            r.time = tdx_deser_i(&d);
+            if (tdx_vec_push(&g.active, r)) vg->err = 1;
+        }
+        uint64_t nd = tdx_deser_u(&d);
+        if (nd > (uint64_t)(d.end - d.p)) d.bad = 1;
+        for (uint64_t k = 0; k < nd && !d.bad; k++) {
+            crange c;
+            c.name = tdx_deser_u32(&d, nstr);
+            c.sstack = tdx_deser_u32(&d, nnodes);
+            c.estack = tdx_deser_u32(&d, nnodes);
+            c.arg = (uint8_t)tdx_deser_u32(&d, 3);
+            c.start = tdx_deser_i(&d);
+            c.end = tdx_deser_i(&d);
+            if (tdx_vec_push(&g.done, c)) vg->err = 1;
+        }
+        if (tdx_hmap_get(&vg->g_idx, (uint64_t)g.id) != TDX_HMAP_EMPTY) d.bad = 1;
+        if (d.bad || vg->err || tdx_vec_push(&vg->gs, g) ||
+            tdx_hmap_put(&vg->g_idx, (uint64_t)g.id, (uint32_t)(vg->gs.n - 1))) {
+            if (!d.bad) vg->err = 1;
+            tdx_vec_free(&g.active);
+            tdx_vec_free(&g.done);
+        }
+    }
+    uint64_t ni = tdx_deser_u(&d);
+    for (uint64_t i = 0; i < ni && !d.bad && !vg->err; i++) {
+        int64_t proc = tdx_deser_i(&d);
+        uint32_t gi = tdx_deser_u32(&d, vg->gs.n);
+        if (!d.bad && tdx_hmap_put(&vg->insys, (uint64_t)proc, gi)) vg->err = 1;
+    }
+    uint64_t ngr = tdx_deser_u(&d);
+    for (uint64_t i = 0; i < ngr && !d.bad && !vg->err; i++) {
+        grange r;
+        r.name = tdx_deser_u32(&d, nstr);
+        r.stack = tdx_deser_u32(&d, nnodes);
+        r.time = tdx_deser_i(&d);
+        if (tdx_vec_push(&vg->granges, r)) vg->err = 1;
+    }
+    uint64_t npr = tdx_deser_u(&d);
+    for (uint64_t i = 0; i < npr && !d.bad && !vg->err; i++) {
+        prange r;
+        r.name = tdx_deser_u32(&d, nstr);
+        r.stack = tdx_deser_u32(&d, nnodes);
+        r.proc = tdx_deser_i(&d);
+        r.time = tdx_deser_i(&d);
+        if (tdx_vec_push(&vg->pranges, r)) vg->err = 1;
+    }
+    uint64_t nt = tdx_deser_u(&d);
+    for (uint64_t i = 0; i < nt && !d.bad && !vg->err; i++) thread_add(vg, tdx_deser_i(&d));
+    if (d.p != d.end) d.bad = 1;
+    tdx_vgcache_reset(&vg->cache);
+    if (d.bad || vg->err) {
+        int oom = vg->err;
+        free_state(vg);
+        memset(&vg->gs, 0, sizeof vg->gs);
+        vg->started = vg->finished = false;
+        vg->err = 0;
+        return tdx_errf(err, oom ? TDX_ENOMEM : TDX_EINDEX, TDX_NO_OFFSET,
+                        oom ? "out of memory" : "damaged viewer-generator checkpoint");
+    }
+    return 0;
+}

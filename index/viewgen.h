@@ -1,0 +1,96 @@
+/* viewgen.h: cmd/trace's trace-viewer generator (proc, thread and goroutine views, task modes):
+ * turns the ordered event stream into viewer events, with all state checkpointable. */
+#ifndef TDX_VIEWGEN_H
+#define TDX_VIEWGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/event.h"
+#include "core/mem.h"
+#include "index/jsonout.h"
+#include "index/summary.h"
+#include "index/viewgen_store.h"
+
+enum tdx_view { TDX_VIEW_PROC = 0, TDX_VIEW_THREAD = 1, TDX_VIEW_GOROUTINE = 2 };
+
+/* Fixed pseudo lanes (Go's trace.FakeP + n). */
+#define TDX_LANE_TIMERS 1000001ULL
+#define TDX_LANE_NETPOLL 1000002ULL
+#define TDX_LANE_SYSCALL 1000003ULL
+#define TDX_LANE_GC 1000004ULL
+
+/* What to generate (Go's genOpts). Options are not part of a checkpoint: a checkpoint must be
+ * restored into a generator created with the same options. */
+typedef struct tdx_viewgen_opts {
+    int view;              /* enum tdx_view */
+    int64_t wstart, wend;  /* time window, elapsed ns, inclusive (default 0 .. INT64_MAX) */
+    bool has_filter;       /* goroutine view: only these lanes (goroutine ids) */
+    const int64_t *filter; /* (the generator copies it) */
+    size_t nfilter;
+    int64_t focus;         /* goroutine view: the focus goroutine (-1 none; 0 has no effect) */
+    /* Task mode: the tasks to draw, in sorted order (indexes into summary->tasks). */
+    const tdx_summary *summary;
+    const uint32_t *tasks;
+    size_t ntasks;
+    bool regions; /* draw the tasks' regions (goroutine-oriented task mode) */
+    /* Trace end (time of the last event) used for task emission and Finish. 0 = the time of the
+     * last event fed to the generator (the normal case). */
+    int64_t tend;
+} tdx_viewgen_opts;
+
+void tdx_viewgen_opts_default(tdx_viewgen_opts *o);
+
+/* /jsontrace's query parameters (section 6.3 of the spec). */
+typedef struct tdx_viewquery {
+    bool thread; /* view=thread */
+    bool has_goid, has_focustask, has_taskid;
+    uint64_t goid, focustask, taskid;
+} tdx_viewquery;
+
+/* Options for a query, resolved against the summary as cmd/trace does (goroutine window and
+ * related goroutines, task lists, focus). t0/tend: times of the first and last event kept.
+ * On failure (unknown goroutine or task, ...) cmd/trace writes an empty response; returns -1
+ * with the reason in err. Free with tdx_viewgen_resolved_free. */
+typedef struct tdx_viewgen_resolved {
+    tdx_viewgen_opts opts;
+    int64_t *filter;
+    uint32_t *tasks;
+} tdx_viewgen_resolved;
+int tdx_viewgen_resolve(const tdx_viewquery *q, const tdx_summary *s, int64_t t0, int64_t tend,
+                        uint64_t nevents, tdx_viewgen_resolved *out, tdx_err *err);
+void tdx_viewgen_resolved_free(tdx_viewgen_resolved *r);
+
+typedef struct tdx_viewgen tdx_viewgen;
+
+/* Creates a generator. The store and frame tree must outlive it; events go to sink (metadata
+ * events have required = true). */
+tdx_viewgen *tdx_viewgen_new(const tdx_viewgen_opts *o, tdx_vgstore *store,
+                             const tdx_vgframes *frames, tdx_vev_fn sink, void *sink_ctx);
+void tdx_viewgen_free(tdx_viewgen *vg);
+
+/* Feeds one event of the ordered stream (g is NULL for the final Sync). Returns 0, or -1 when the
+ * sink failed or memory ran out. */
+int tdx_viewgen_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *g);
+
+/* After the last event: task/region emission, the view's Finish, then the metadata events. */
+int tdx_viewgen_finish(tdx_viewgen *vg);
+
+/* Counters: optional events emitted so far (the output index of the next one), and the last
+ * flow-arrow and async-slice ids used. */
+typedef struct tdx_viewgen_counters {
+    uint64_t optional;
+    uint64_t arrow_seq;
+    uint64_t async_seq;
+} tdx_viewgen_counters;
+tdx_viewgen_counters tdx_viewgen_counters_get(const tdx_viewgen *vg);
+
+/* Checkpoints: the complete generation state between two events (deterministic bytes; stacks and
+ * strings are store ids, so the same store, or an extension of it, must be used to restore).
+ * Restore into a generator created with the same options that has not been fed yet. */
+int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *out);
+int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *err);
+
+#endif

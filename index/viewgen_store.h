@@ -1,0 +1,121 @@
+/* viewgen_store.h: content-addressed strings and stacks with stable ids (shared by the viewer
+ * generator, the summary and the index), and the viewer's stack-frame prefix tree (frame ids). */
+#ifndef TDX_VIEWGEN_STORE_H
+#define TDX_VIEWGEN_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/gen.h"
+#include "core/mem.h"
+
+/* ---- the store ----
+ *
+ * Strings: id 0 is the empty string; equal contents share one id.
+ * Stacks: a prefix tree of frames keyed, like Go's viewer tree, by PC under the parent node,
+ * starting from the outermost frame. A stack's key is the node of its leaf frame; key 0 is the
+ * empty stack. A node records the function (string id) and line of the first stack that created
+ * it (real traces map a PC to one function and line).
+ *
+ * Everything is append-only and depends only on the order of insertions, so ids are stable for a
+ * given event sequence and a store can be saved and reloaded (e.g. by the index) and then extended.
+ * Allocation failures are sticky: the call returns 0 and `oom` is set. */
+
+typedef struct tdx_vgnode {
+    uint64_t pc;
+    uint64_t line;
+    uint32_t parent; /* node of the caller frame (0 for outermost frames) */
+    uint32_t func;   /* string id of the function name */
+} tdx_vgnode;
+
+typedef struct tdx_vgstore {
+    TDX_VEC(uint32_t) str_off; /* string i is str_data[str_off[i] .. str_off[i+1]) */
+    tdx_buf str_data;
+    uint32_t *str_slots; /* open addressing: string id + 1, 0 = free */
+    size_t str_mask;
+    TDX_VEC(tdx_vgnode) nodes; /* node 0 is the root (the empty stack) */
+    uint32_t *node_slots;      /* open addressing: node index, 0 = free */
+    size_t node_mask;
+    int oom;
+} tdx_vgstore;
+
+int tdx_vgstore_init(tdx_vgstore *s);
+void tdx_vgstore_free(tdx_vgstore *s);
+
+/* Id of the string p[0..n) (inserted when new). */
+uint32_t tdx_vgstore_intern(tdx_vgstore *s, const void *p, size_t n);
+static inline tdx_str tdx_vgstore_str(const tdx_vgstore *s, uint32_t id) {
+    return (tdx_str){s->str_data.v + s->str_off.v[id], s->str_off.v[id + 1] - s->str_off.v[id]};
+}
+static inline size_t tdx_vgstore_nstrings(const tdx_vgstore *s) { return s->str_off.n - 1; }
+
+/* The child of node `parent` for pc (created with func and line when new). */
+uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
+                           uint64_t line);
+static inline const tdx_vgnode *tdx_vgstore_node(const tdx_vgstore *s, uint32_t node) {
+    return &s->nodes.v[node];
+}
+static inline size_t tdx_vgstore_nnodes(const tdx_vgstore *s) { return s->nodes.n; }
+
+/* Serialization of the whole store (deterministic bytes) and its reload into an empty store. */
+int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out);
+int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, tdx_err *err);
+
+/* ---- resolving one generation's tables ----
+ *
+ * A cache from the dense string/stack indexes of the current generation (tdx_gen) to store ids.
+ * Its owner must call tdx_vgcache_reset whenever the generation changes (at every Sync event: each
+ * generation's events start with one), since generations may reuse the same tdx_gen object. */
+
+typedef struct tdx_vgcache {
+    uint32_t epoch;
+    TDX_VEC(uint64_t) stacks;  /* (epoch << 32) | key */
+    TDX_VEC(uint64_t) strings; /* (epoch << 32) | id */
+} tdx_vgcache;
+
+void tdx_vgcache_init(tdx_vgcache *c);
+void tdx_vgcache_free(tdx_vgcache *c);
+void tdx_vgcache_reset(tdx_vgcache *c);
+
+/* Store key of the stack with dense index `stack` of g (0 for none or when g is NULL). */
+uint32_t tdx_vgstore_gen_stack(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g, uint32_t stack);
+/* Store id of the string with dense index `str` of g (0 for none or when g is NULL). */
+uint32_t tdx_vgstore_gen_string(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g, uint32_t str);
+
+/* ---- the viewer's frame tree (Go's Emitter.Stack / frame prefix tree) ----
+ *
+ * The generator gets frame ids only through this interface, so the index can supply a tree whose
+ * ids were assigned by an earlier full run. `stack` returns the frame id of the stack with store
+ * key `key` (0 for the empty stack), creating the missing frames from the outermost one down to
+ * the leaf with consecutive ids (the first id is 1), exactly like Go's buildBranch. `frame`
+ * describes an existing frame id (name "<func>:<line>", parent id, 0 for outermost frames) and
+ * returns 0, or -1 for an unknown id. */
+typedef struct tdx_vgframes {
+    void *self;
+    uint32_t (*stack)(void *self, uint32_t key);
+    int (*frame)(void *self, uint32_t id, tdx_str *func, uint64_t *line, uint32_t *parent);
+} tdx_vgframes;
+
+/* The default tree: frame ids over the store's nodes (the two trees have the same shape, since
+ * both are keyed by PC under the parent). */
+typedef struct tdx_vgtree {
+    const tdx_vgstore *store;
+    TDX_VEC(uint32_t) id_of;   /* store node -> frame id (0 = not created yet) */
+    TDX_VEC(uint32_t) node_of; /* frame id -> store node (entry 0 unused) */
+    int oom;
+} tdx_vgtree;
+
+void tdx_vgtree_init(tdx_vgtree *t, const tdx_vgstore *store);
+void tdx_vgtree_free(tdx_vgtree *t);
+uint32_t tdx_vgtree_stack(tdx_vgtree *t, uint32_t key);
+int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *line,
+                     uint32_t *parent);
+static inline uint32_t tdx_vgtree_nframes(const tdx_vgtree *t) {
+    return t->node_of.n ? (uint32_t)(t->node_of.n - 1) : 0;
+}
+/* The interface over t. */
+tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t);
+
+#endif

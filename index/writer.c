@@ -1,0 +1,374 @@
+/* writer.c: the index writer (file layout in format.h and docs/index-format.md). */
+#include "writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "atomic_file.h"
+#include "core/hmap.h"
+#include "evcodec.h"
+#include "format.h"
+#include "tables.h"
+
+typedef struct res_rec {
+    uint64_t id;
+    uint64_t events;
+    int64_t first, last;
+} res_rec;
+
+typedef struct resmap {
+    tdx_hmap idx;
+    TDX_VEC(res_rec) v;
+} resmap;
+
+struct tdx_iwriter {
+    tdx_afile f;
+    tdx_err err;
+    int failed;
+    int version;
+    const uint8_t *trace;
+    size_t trace_size;
+    tdx_tables tab;
+    tdx_evenc enc;
+    TDX_VEC(tdx_event) block; /* events of the block being filled (global ids) */
+    tdx_buf blockbuf;
+    tdx_buf evdir;
+    tdx_buf gens;
+    uint64_t events_off; /* file offset of the EVENTS section */
+    uint64_t nevents, nblocks;
+    uint64_t gen_first_event, gen_first_block;
+    int64_t first_time, last_time, gen_first_time;
+    uint64_t kinds[15];
+    resmap gs, ps, ms;
+};
+
+#define FAIL_OOM(w) fail(w, TDX_ENOMEM, "out of memory")
+
+static int fail(tdx_iwriter *w, int kind, const char *msg) {
+    if (!w->failed) tdx_errf(&w->err, kind, TDX_NO_OFFSET, "%s", msg);
+    w->failed = 1;
+    return -1;
+}
+
+uint64_t tdx_trace_sample_hash(const uint8_t *data, size_t size) {
+    /* 64 windows of 4 KiB spread evenly over the file, plus its size. */
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return 0;
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, &size, sizeof size);
+    const size_t win = 4096;
+    for (int i = 0; i < 64; i++) {
+        size_t off = size > win ? (size_t)((unsigned __int128)(size - win) * (unsigned)i / 63) : 0;
+        size_t n = size - off < win ? size - off : win;
+        XXH3_64bits_update(st, data + off, n);
+    }
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
+
+tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *trace,
+                             size_t trace_size, tdx_err *err) {
+    tdx_iwriter *w = calloc(1, sizeof *w);
+    if (!w) {
+        tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    if (tdx_tables_init(&w->tab)) {
+        free(w);
+        tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        return NULL;
+    }
+    tdx_evenc_init(&w->enc);
+    w->version = version;
+    w->trace = trace;
+    w->trace_size = trace_size;
+    if (tdx_afile_open(&w->f, out_path, err)) {
+        tdx_tables_free(&w->tab);
+        free(w);
+        return NULL;
+    }
+    /* The header is written last; reserve its space. */
+    uint8_t zero[TDX_IDX_HEADER_SIZE] = {0};
+    if (tdx_afile_write(&w->f, zero, sizeof zero, err)) {
+        tdx_iwriter_abort(w);
+        return NULL;
+    }
+    w->events_off = TDX_IDX_HEADER_SIZE;
+    return w;
+}
+
+static void free_all(tdx_iwriter *w) {
+    tdx_tables_free(&w->tab);
+    tdx_evenc_free(&w->enc);
+    tdx_vec_free(&w->block);
+    tdx_vec_free(&w->blockbuf);
+    tdx_vec_free(&w->evdir);
+    tdx_vec_free(&w->gens);
+    resmap *maps[3] = {&w->gs, &w->ps, &w->ms};
+    for (int i = 0; i < 3; i++) {
+        tdx_hmap_free(&maps[i]->idx);
+        tdx_vec_free(&maps[i]->v);
+    }
+    free(w);
+}
+
+void tdx_iwriter_abort(tdx_iwriter *w) {
+    if (!w) return;
+    tdx_afile_abort(&w->f);
+    free_all(w);
+}
+
+const tdx_err *tdx_iwriter_error(const tdx_iwriter *w) { return &w->err; }
+uint64_t tdx_iwriter_size(const tdx_iwriter *w) { return w->f.written; }
+
+static int see(resmap *m, int64_t id, int64_t t) {
+    if (id < 0) return 0;
+    int ins;
+    uint32_t *slot = tdx_hmap_upsert(&m->idx, (uint64_t)id, (uint32_t)m->v.n, &ins);
+    if (!slot) return -1;
+    if (ins) {
+        res_rec r = {(uint64_t)id, 0, t, t};
+        if (tdx_vec_push(&m->v, r)) return -1;
+    }
+    res_rec *r = &m->v.v[*slot];
+    r->events++;
+    r->last = t;
+    return 0;
+}
+
+static int flush_block(tdx_iwriter *w) {
+    if (!w->block.n) return 0;
+    w->blockbuf.n = 0;
+    if (tdx_evenc_block(&w->enc, w->block.v, w->block.n, &w->blockbuf)) return FAIL_OOM(w);
+    uint8_t d[D_SIZE];
+    tdx_le64(d + D_OFFSET, w->f.written - w->events_off);
+    tdx_le32(d + D_LENGTH, (uint32_t)w->blockbuf.n);
+    tdx_le32(d + D_NEVENTS, (uint32_t)w->block.n);
+    tdx_le64(d + D_FIRST_EVENT, w->nevents - w->block.n);
+    tdx_le64(d + D_FIRST_TIME, (uint64_t)w->block.v[0].time);
+    tdx_le64(d + D_LAST_TIME, (uint64_t)w->block.v[w->block.n - 1].time);
+    tdx_le64(d + D_HASH, XXH3_64bits(w->blockbuf.v, w->blockbuf.n));
+    if (tdx_buf_append(&w->evdir, d, sizeof d)) return FAIL_OOM(w);
+    if (tdx_afile_write(&w->f, w->blockbuf.v, w->blockbuf.n, &w->err)) {
+        w->failed = 1;
+        return -1;
+    }
+    w->block.n = 0;
+    w->nblocks++;
+    return 0;
+}
+
+int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
+    tdx_iwriter *w = arg;
+    if (w->failed) return -1;
+    tdx_event e = *ev;
+    /* Generation ids become global ids. */
+    if (g) {
+        uint32_t *ids[4] = {&e.stack, &e.tstack, &e.str[0], &e.str[1]};
+        for (int i = 0; i < 4; i++) {
+            if (!*ids[i]) continue;
+            *ids[i] = i < 2 ? tdx_tables_gen_stack(&w->tab, g, *ids[i])
+                            : tdx_tables_gen_string(&w->tab, g, *ids[i]);
+            if (*ids[i] == UINT32_MAX) return FAIL_OOM(w);
+        }
+    }
+    if (w->nevents == 0) w->first_time = e.time;
+    if (w->block.n == 0 && w->nevents == w->gen_first_event) w->gen_first_time = e.time;
+    w->last_time = e.time;
+    w->nevents++;
+    if (e.kind < 15) w->kinds[e.kind]++;
+    if (see(&w->ms, e.m, e.time) || see(&w->ps, e.p, e.time) || see(&w->gs, e.g, e.time))
+        return FAIL_OOM(w);
+    if (e.kind == TDX_KIND_STATE_TRANSITION && e.res != e.g && e.res != e.p &&
+        see(e.res_kind == TDX_RES_PROC ? &w->ps : &w->gs, e.res, e.time))
+        return FAIL_OOM(w);
+    if (tdx_vec_push(&w->block, e)) return FAIL_OOM(w);
+    if (w->block.n == TDX_EVBLOCK_EVENTS) return flush_block(w);
+    return 0;
+}
+
+int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t nevents) {
+    tdx_iwriter *w = arg;
+    (void)index;
+    (void)nevents;
+    if (w->failed || flush_block(w)) return -1;
+    uint8_t r[G_SIZE] = {0};
+    tdx_le64(r + G_GEN, g->frame.gen);
+    tdx_le64(r + G_FIRST_EVENT, w->gen_first_event);
+    tdx_le64(r + G_NEVENTS, w->nevents - w->gen_first_event);
+    tdx_le64(r + G_FIRST_TIME, (uint64_t)w->gen_first_time);
+    tdx_le64(r + G_LAST_TIME, (uint64_t)w->last_time);
+    tdx_le32(r + G_FIRST_BLOCK, (uint32_t)w->gen_first_block);
+    tdx_le32(r + G_NBLOCKS, (uint32_t)(w->nblocks - w->gen_first_block));
+    if (tdx_buf_append(&w->gens, r, sizeof r)) return FAIL_OOM(w);
+    w->gen_first_event = w->nevents;
+    w->gen_first_block = w->nblocks;
+    return 0;
+}
+
+/* ---- sections ---- */
+
+typedef struct {
+    tdx_buf tab; /* section table records */
+    uint32_t count;
+} sectab;
+
+static int put_section(tdx_iwriter *w, sectab *st, uint32_t kind, uint32_t flags, const void *p,
+                       size_t n) {
+    uint8_t rec[TDX_IDX_SECTION_SIZE];
+    tdx_le32(rec, kind);
+    tdx_le32(rec + 4, flags);
+    tdx_le64(rec + 8, w->f.written);
+    tdx_le64(rec + 16, n);
+    tdx_le64(rec + 24, (flags & TDX_SECF_BLOCKED) ? 0 : XXH3_64bits(p, n));
+    if (tdx_buf_append(&st->tab, rec, sizeof rec)) return FAIL_OOM(w);
+    st->count++;
+    if (n && tdx_afile_write(&w->f, p, n, &w->err)) {
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static int res_cmp(const void *a, const void *b) {
+    const res_rec *x = a, *y = b;
+    return (int64_t)x->id < (int64_t)y->id ? -1 : (int64_t)x->id > (int64_t)y->id;
+}
+
+static int res_section(tdx_iwriter *w, sectab *st, uint32_t kind, resmap *m) {
+    qsort(m->v.v, m->v.n, sizeof *m->v.v, res_cmp);
+    tdx_buf b = {0};
+    uint8_t cnt[8];
+    tdx_le64(cnt, m->v.n);
+    int rc = tdx_buf_append(&b, cnt, 8);
+    for (size_t i = 0; i < m->v.n && !rc; i++) {
+        uint8_t r[R_SIZE];
+        tdx_le64(r + R_ID, m->v.v[i].id);
+        tdx_le64(r + R_EVENTS, m->v.v[i].events);
+        tdx_le64(r + R_FIRST, (uint64_t)m->v.v[i].first);
+        tdx_le64(r + R_LAST, (uint64_t)m->v.v[i].last);
+        rc = tdx_buf_append(&b, r, sizeof r);
+    }
+    if (!rc) rc = put_section(w, st, kind, 0, b.v, b.n);
+    else FAIL_OOM(w);
+    tdx_vec_free(&b);
+    return rc;
+}
+
+static int write_sections(tdx_iwriter *w, sectab *st) {
+    tdx_tables *t = &w->tab;
+    tdx_buf b = {0};
+    int rc = 0;
+    uint8_t x[8];
+    /* EVENTS (already written) */
+    uint8_t rec[TDX_IDX_SECTION_SIZE];
+    tdx_le32(rec, TDX_SEC_EVENTS);
+    tdx_le32(rec + 4, TDX_SECF_BLOCKED);
+    tdx_le64(rec + 8, w->events_off);
+    tdx_le64(rec + 16, w->f.written - w->events_off);
+    tdx_le64(rec + 24, 0);
+    if (tdx_buf_append(&st->tab, rec, sizeof rec)) return FAIL_OOM(w);
+    st->count++;
+    /* META */
+    uint8_t meta[M_COUNT_ * 8] = {0};
+    uint64_t mv[M_COUNT_] = {0};
+    mv[M_TRACE_VERSION] = (uint64_t)w->version;
+    mv[M_GENERATIONS] = w->gens.n / G_SIZE;
+    mv[M_EVENTS] = w->nevents;
+    mv[M_FIRST_TIME] = (uint64_t)w->first_time;
+    mv[M_LAST_TIME] = (uint64_t)w->last_time;
+    mv[M_GOROUTINES] = w->gs.v.n;
+    mv[M_PROCS] = w->ps.v.n;
+    mv[M_THREADS] = w->ms.v.n;
+    mv[M_STRINGS] = tdx_tables_nstrings(t);
+    mv[M_FRAMES] = t->frames.n;
+    mv[M_STACKS] = tdx_tables_nstacks(t);
+    mv[M_BLOCKS] = w->nblocks;
+    for (int k = 0; k < 15; k++) mv[M_KIND0 + k] = w->kinds[k];
+    for (int i = 0; i < M_COUNT_; i++) tdx_le64(meta + 8 * i, mv[i]);
+    rc = put_section(w, st, TDX_SEC_META, 0, meta, sizeof meta);
+    /* STRINGS: count, offsets[count+1], bytes */
+    if (!rc) {
+        uint32_t n = tdx_tables_nstrings(t);
+        tdx_le64(x, n);
+        rc |= tdx_buf_append(&b, x, 8);
+        for (uint32_t i = 0; i <= n && !rc; i++) {
+            tdx_le64(x, t->str_off.v[i]);
+            rc |= tdx_buf_append(&b, x, 8);
+        }
+        rc |= tdx_buf_append(&b, t->str_bytes.v, t->str_bytes.n);
+        rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_STRINGS, 0, b.v, b.n);
+    }
+    /* FRAMES */
+    if (!rc) {
+        b.n = 0;
+        tdx_le64(x, t->frames.n);
+        rc |= tdx_buf_append(&b, x, 8);
+        for (size_t i = 0; i < t->frames.n && !rc; i++) {
+            uint8_t r[F_SIZE];
+            tdx_le64(r + F_PC, t->frames.v[i].pc);
+            tdx_le32(r + F_FUNC, t->frames.v[i].func);
+            tdx_le32(r + F_FILE, t->frames.v[i].file);
+            tdx_le64(r + F_LINE, t->frames.v[i].line);
+            rc |= tdx_buf_append(&b, r, sizeof r);
+        }
+        rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_FRAMES, 0, b.v, b.n);
+    }
+    /* STACKS: count, offsets[count+1] into the frame list, frame ids (u32) */
+    if (!rc) {
+        b.n = 0;
+        uint32_t n = tdx_tables_nstacks(t);
+        tdx_le64(x, n);
+        rc |= tdx_buf_append(&b, x, 8);
+        for (uint32_t i = 0; i <= n && !rc; i++) {
+            tdx_le64(x, t->stack_off.v[i]);
+            rc |= tdx_buf_append(&b, x, 8);
+        }
+        for (size_t i = 0; i < t->stack_frames.n && !rc; i++) {
+            tdx_le32(x, t->stack_frames.v[i]);
+            rc |= tdx_buf_append(&b, x, 4);
+        }
+        rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_STACKS, 0, b.v, b.n);
+    }
+    if (!rc) rc = put_section(w, st, TDX_SEC_GENS, 0, w->gens.v, w->gens.n);
+    if (!rc) rc = put_section(w, st, TDX_SEC_EVDIR, 0, w->evdir.v, w->evdir.n);
+    if (!rc) rc = res_section(w, st, TDX_SEC_GOROUTINES, &w->gs);
+    if (!rc) rc = res_section(w, st, TDX_SEC_PROCS, &w->ps);
+    if (!rc) rc = res_section(w, st, TDX_SEC_THREADS, &w->ms);
+    tdx_vec_free(&b);
+    return rc;
+}
+
+int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
+    sectab st = {{0}, 0};
+    int rc = w->failed ? -1 : flush_block(w);
+    if (!rc) rc = write_sections(w, &st);
+    uint64_t tab_off = w->f.written;
+    if (!rc && tdx_afile_write(&w->f, st.tab.v, st.tab.n, &w->err)) rc = -1;
+    if (!rc) {
+        uint8_t h[TDX_IDX_HEADER_SIZE] = {0};
+        memcpy(h + H_MAGIC, TDX_IDX_MAGIC, 8);
+        tdx_le32(h + H_VERSION, TDX_IDX_VERSION);
+        tdx_le32(h + H_HEADER_SIZE, TDX_IDX_HEADER_SIZE);
+        tdx_le64(h + H_FILE_SIZE, w->f.written);
+        tdx_le64(h + H_SECTAB_OFF, tab_off);
+        tdx_le32(h + H_SECTAB_COUNT, st.count);
+        tdx_le64(h + H_TRACE_SIZE, w->trace_size);
+        memcpy(h + H_TRACE_HEADER, w->trace, w->trace_size < 16 ? w->trace_size : 16);
+        tdx_le64(h + H_TRACE_HASH, XXH3_64bits(w->trace, w->trace_size));
+        tdx_le64(h + H_TRACE_SAMPLE, tdx_trace_sample_hash(w->trace, w->trace_size));
+        tdx_le64(h + H_SECTAB_HASH, XXH3_64bits(st.tab.v, st.tab.n));
+        tdx_le64(h + H_HEADER_HASH, XXH3_64bits(h, H_HEADER_HASH));
+        rc = tdx_afile_pwrite(&w->f, h, sizeof h, 0, &w->err);
+    }
+    tdx_vec_free(&st.tab);
+    if (!rc) rc = tdx_afile_commit(&w->f, &w->err);
+    if (rc) {
+        *err = w->err;
+        tdx_afile_abort(&w->f);
+    }
+    free_all(w);
+    return rc;
+}

@@ -1,0 +1,202 @@
+/* cmd_build.c: `traceidx build` and `traceidx info`. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/reader.h"
+#include "index/reader.h"
+#include "index/writer.h"
+
+static const char build_help[] =
+    "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose]\n\n"
+    "Reads TRACE once (ordering and validating it exactly as Go's parser does) and writes a\n"
+    "compact, checksummed index to OUT (default: TRACE.tidx), atomically: a temporary file beside\n"
+    "OUT is synced and renamed over it only when complete. OUT is never overwritten unless it is\n"
+    "an index. The index is byte-identical for every -j.\n\n"
+    "  -j N       worker threads ordering generations in parallel (default: number of CPUs)\n"
+    "  --quiet    no progress on stderr\n"
+    "  --verbose  say how the trace was read\n";
+
+/* Refuses to replace something that is not an index (or a path we cannot inspect). */
+static int check_target(const char *out) {
+    int fd = open(out, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return 0;
+        fprintf(stderr, "traceidx: %s: cannot inspect the output path: %s\n", out, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    uint8_t magic[8] = {0};
+    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, magic, sizeof magic) : -1;
+    close(fd);
+    if (n == 8 && tdx_is_index(magic, 8)) return 0;
+    fprintf(stderr, "traceidx: %s: exists and is not a traceidx index; refusing to overwrite it "
+                    "(remove it or choose another -o)\n", out);
+    return -1;
+}
+
+int cmd_build(int argc, char **argv) {
+    const char *path = NULL, *out = NULL;
+    int jobs = tdx_ncpus(), jr;
+    bool quiet = false, verbose = false;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(build_help, stdout);
+            return TDX_EXIT_OK;
+        } else if (!strcmp(argv[i], "-o")) {
+            if (++i >= argc) return cli_usage_error("build", "-o needs a file name");
+            out = argv[i];
+        } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
+            if (jr < 0) return cli_usage_error("build", "-j needs a number from 1 to 1024");
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(argv[i], "--verbose")) {
+            verbose = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("build", "unknown option %s", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return cli_usage_error("build", "unexpected argument %s", argv[i]);
+        }
+    }
+    if (!path) return cli_usage_error("build", "need a TRACE");
+    char *defout = NULL;
+    if (!out) {
+        size_t n = strlen(path) + 6;
+        defout = malloc(n);
+        if (!defout) return TDX_EXIT_FAIL;
+        snprintf(defout, n, "%s.tidx", path);
+        out = defout;
+    }
+    int rc = TDX_EXIT_FAIL;
+    tdx_source src;
+    if (check_target(out) || cli_open_trace(path, &src)) {
+        free(defout);
+        return TDX_EXIT_FAIL;
+    }
+    tdx_err err;
+    double t0 = cli_now();
+    tdx_iwriter *w = tdx_iwriter_new(out, src.version, src.data, src.size, &err);
+    if (!w) {
+        cli_report(out, &err);
+        goto done;
+    }
+    if (verbose) fprintf(stderr, "traceidx: reading %s (go 1.%d trace, %zu bytes) with %d thread%s\n",
+                         path, src.version, src.size, jobs, jobs == 1 ? "" : "s");
+    cli_progress prog;
+    cli_progress_init(&prog, "build", quiet);
+    tdx_read_opts o = {.jobs = jobs, .emit = tdx_iwriter_event, .emit_ctx = w,
+                       .gen_done = tdx_iwriter_gen_done, .gen_done_ctx = w,
+                       .progress = cli_progress_update, .progress_ctx = &prog};
+    tdx_read_stats st;
+    if (tdx_read_trace(src.data, src.size, src.version, &o, &st, &err)) {
+        cli_progress_end(&prog);
+        const tdx_err *we = tdx_iwriter_error(w);
+        if (we->kind != TDX_OK) cli_report(out, we);
+        else cli_report(path, &err);
+        tdx_iwriter_abort(w);
+        goto done;
+    }
+    cli_progress_end(&prog);
+    if (tdx_iwriter_finish(w, &err)) {
+        cli_report(out, &err);
+        goto done;
+    }
+    double secs = cli_now() - t0;
+    struct stat s;
+    uint64_t isize = stat(out, &s) == 0 ? (uint64_t)s.st_size : 0;
+    printf("%s: indexed %" PRIu64 " events of %" PRIu64 " generation%s into %s: %.1f MB, %.3f of the "
+           "trace, in %.2f s (%.0f MB/s, %.1fM events/s)\n",
+           path, st.events, st.generations, st.generations == 1 ? "" : "s", out, (double)isize / 1e6,
+           src.size ? (double)isize / (double)src.size : 0.0, secs,
+           secs > 0 ? (double)src.size / 1e6 / secs : 0.0, secs > 0 ? (double)st.events / 1e6 / secs : 0.0);
+    rc = TDX_EXIT_OK;
+done:
+    tdx_source_close(&src);
+    free(defout);
+    return rc;
+}
+
+static const char info_help[] =
+    "usage: traceidx info INDEX|TRACE [--json] [--verify]\n\n"
+    "Describes an index: the trace's version, time span, generations, events by kind,\n"
+    "goroutines, procs, threads, split ranges, and the index size and its ratio to the trace.\n"
+    "Given a TRACE, uses TRACE.tidx after checking that it still matches the trace.\n\n"
+    "  --json    the same as a JSON object\n"
+    "  --verify  also check every section and block checksum\n";
+
+int cmd_info(int argc, char **argv) {
+    const char *path = NULL;
+    bool json = false, verify = false;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(info_help, stdout);
+            return TDX_EXIT_OK;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--verify")) {
+            verify = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("info", "unknown option %s", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return cli_usage_error("info", "unexpected argument %s", argv[i]);
+        }
+    }
+    if (!path) return cli_usage_error("info", "need an INDEX");
+    tdx_index ix;
+    tdx_err err;
+    if (cli_open_index(path, &ix, true)) return TDX_EXIT_FAIL;
+    if (verify && tdx_index_verify(&ix, &err)) {
+        cli_report(path, &err);
+        tdx_index_close(&ix);
+        return TDX_EXIT_FAIL;
+    }
+    const uint64_t *m = ix.meta;
+    int64_t span = (int64_t)(m[M_LAST_TIME] - m[M_FIRST_TIME]);
+    char dur[48];
+    cli_duration(dur, sizeof dur, span);
+    double ratio = ix.trace_size ? (double)ix.size / (double)ix.trace_size : 0;
+    if (json) {
+        printf("{\"index\":\"%s\",\"format_version\":%u,\"trace_version\":\"go1.%" PRIu64 "\","
+               "\"trace_bytes\":%" PRIu64 ",\"index_bytes\":%zu,\"ratio\":%.4f,"
+               "\"first_time_ns\":%" PRId64 ",\"last_time_ns\":%" PRId64 ",\"span_ns\":%" PRId64 ","
+               "\"generations\":%" PRIu64 ",\"events\":%" PRIu64 ",\"goroutines\":%" PRIu64 ","
+               "\"procs\":%" PRIu64 ",\"threads\":%" PRIu64 ",\"strings\":%" PRIu64 ",\"stacks\":%" PRIu64
+               ",\"blocks\":%" PRIu64 ",\"events_by_kind\":{",
+               path, ix.version, m[M_TRACE_VERSION], ix.trace_size, ix.size, ratio, (int64_t)m[M_FIRST_TIME],
+               (int64_t)m[M_LAST_TIME], span, m[M_GENERATIONS], m[M_EVENTS], m[M_GOROUTINES], m[M_PROCS],
+               m[M_THREADS], m[M_STRINGS], m[M_STACKS], m[M_BLOCKS]);
+        int first = 1;
+        for (int k = 1; k < 15; k++) {
+            if (!m[M_KIND0 + k]) continue;
+            printf("%s\"%s\":%" PRIu64, first ? "" : ",", tdx_kind_name(k), m[M_KIND0 + k]);
+            first = 0;
+        }
+        printf("}%s}\n", verify ? ",\"verified\":true" : "");
+    } else {
+        printf("index:        %s (format version %u%s)\n", path, ix.version, verify ? ", all checksums verified" : "");
+        printf("trace:        go 1.%" PRIu64 ", %" PRIu64 " bytes\n", m[M_TRACE_VERSION], ix.trace_size);
+        printf("span:         %s (%" PRId64 " .. %" PRId64 " ns)\n", dur, (int64_t)m[M_FIRST_TIME],
+               (int64_t)m[M_LAST_TIME]);
+        printf("generations:  %" PRIu64 "\n", m[M_GENERATIONS]);
+        printf("events:       %" PRIu64 "\n", m[M_EVENTS]);
+        for (int k = 1; k < 15; k++)
+            if (m[M_KIND0 + k]) printf("  %-16s %" PRIu64 "\n", tdx_kind_name(k), m[M_KIND0 + k]);
+        printf("goroutines:   %" PRIu64 "\nprocs:        %" PRIu64 "\nthreads:      %" PRIu64 "\n",
+               m[M_GOROUTINES], m[M_PROCS], m[M_THREADS]);
+        printf("tables:       %" PRIu64 " strings, %" PRIu64 " stacks, %" PRIu64 " frames\n", m[M_STRINGS],
+               m[M_STACKS], m[M_FRAMES]);
+        printf("index size:   %zu bytes, %.3f of the trace, %" PRIu64 " event blocks\n", ix.size, ratio,
+               m[M_BLOCKS]);
+    }
+    tdx_index_close(&ix);
+    return TDX_EXIT_OK;
+}
