@@ -10,9 +10,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "evbuf.h"
+#include "prefetch.h"
 #include "spec.h"
 #include "v1.h"
 
@@ -28,7 +31,50 @@ typedef struct deliver_ctx {
     tdx_read_stats *st;
     int64_t floor;  /* last delivered time */
     uint64_t index; /* event index within the current generation */
+    /* Input bytes [0, done) have been delivered: hashed and (optionally) released. */
+    const uint8_t *data;
+    size_t size, done;
+    XXH3_state_t *hash;
 } deliver_ctx;
+
+/* Hashes delivered input in order and gives the pages back: the mapping would otherwise keep a
+ * whole multi-GB trace resident. */
+static void input_done(deliver_ctx *d, size_t upto) {
+    if (upto > d->size) upto = d->size;
+    if (upto <= d->done) return;
+    if (d->hash) XXH3_64bits_update(d->hash, d->data + d->done, upto - d->done);
+    if (d->opts->release_input) {
+        uintptr_t pg = 4096, a = ((uintptr_t)(d->data + d->done) + pg - 1) & ~(pg - 1);
+        uintptr_t b = (uintptr_t)(d->data + upto) & ~(pg - 1);
+        if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
+    }
+    d->done = upto;
+}
+
+static int deliver_ctx_init(deliver_ctx *d, const tdx_read_opts *o, tdx_read_stats *st,
+                            const uint8_t *data, size_t size) {
+    memset(d, 0, sizeof *d);
+    d->opts = o;
+    d->st = st;
+    d->data = data;
+    d->size = size;
+    if (o->hash_input) {
+        d->hash = XXH3_createState();
+        if (!d->hash) return -1;
+        XXH3_64bits_reset(d->hash);
+    }
+    return 0;
+}
+
+/* At the clean end of the trace: the rest of the input, and the hash. */
+static void deliver_ctx_end(deliver_ctx *d, bool ok) {
+    if (ok) input_done(d, d->size);
+    if (d->hash) {
+        if (ok) d->st->input_hash = XXH3_64bits_digest(d->hash);
+        XXH3_freeState(d->hash);
+        d->hash = NULL;
+    }
+}
 
 static int deliver(deliver_ctx *d, tdx_event *e, const tdx_gen *g) {
     e->time = tdx_time_floor(e->time, d->floor, d->index);
@@ -77,6 +123,7 @@ static bool frame_has_events(const tdx_genframe *f) {
 static int gen_delivered(deliver_ctx *d, const tdx_gen *g, uint64_t nev, size_t size, tdx_err *err) {
     d->st->generations++;
     d->st->bytes = g->frame.end_off;
+    input_done(d, g->frame.end_off);
     const tdx_read_opts *o = d->opts;
     if (o->gen_done && o->gen_done(o->gen_done_ctx, g, d->st->generations - 1, nev))
         return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
@@ -99,16 +146,17 @@ static int read_sequential(const uint8_t *data, size_t size, int version, const 
     tdx_gen g;
     tdx_gen_init(&g, data, version);
     tdx_order *ord = tdx_order_new();
-    deliver_ctx d = {opts, st, 0, 0};
+    deliver_ctx d;
     bool seen_events = false;
     int rc = -1;
-    if (!ord) {
+    if (deliver_ctx_init(&d, opts, st, data, size) || !ord) {
         tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         goto out;
     }
     for (;;) {
         int r = tdx_framer_next(&fr, &g.frame, err);
         if (r < 0) goto out;
+        tdx_prefetch_advance(opts->prefetch, fr.pos);
         if (r == 0) {
             rc = deliver_sync(&d, err);
             goto out;
@@ -129,6 +177,7 @@ static int read_sequential(const uint8_t *data, size_t size, int version, const 
         if (gen_delivered(&d, &g, tdx_order_nevents(ord), size, err)) goto out;
     }
 out:
+    deliver_ctx_end(&d, rc == 0);
     tdx_order_free(ord);
     tdx_gen_free(&g);
     tdx_carry_free(&carry);
@@ -232,12 +281,13 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
     pp.ring = calloc(pp.cap, sizeof *pp.ring);
     pthread_t *th = calloc((size_t)nw, sizeof *th);
     int started = 0, rc = -1;
-    deliver_ctx d = {opts, st, 0, 0};
+    deliver_ctx d;
+    bool dinit = deliver_ctx_init(&d, opts, st, data, size) == 0;
     tdx_framer fr;
     tdx_framer_init(&fr, data, size, version);
     bool framer_done = false, seen_events = false;
     uint64_t seq = 0;
-    if (!pp.ring || !th) {
+    if (!pp.ring || !th || !dinit) {
         tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         goto out;
     }
@@ -262,6 +312,7 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
             }
             tdx_gen_init(&j->gen, data, version);
             int r = tdx_framer_next(&fr, &j->gen.frame, err);
+            tdx_prefetch_advance(opts->prefetch, fr.pos);
             if (r <= 0) {
                 job_free(j);
                 if (r < 0) goto out;
@@ -354,6 +405,7 @@ out:
     for (size_t k = 0; k < pp.count; k++) job_free(pp.ring[(pp.head + k) % pp.cap]);
     free(pp.ring);
     free(th);
+    if (dinit) deliver_ctx_end(&d, rc == 0);
     tdx_carry_free(&carry);
     tdx_carry_free(&pp.empty);
     pthread_mutex_destroy(&pp.mu);

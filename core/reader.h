@@ -3,6 +3,7 @@
 #ifndef TDX_READER_H
 #define TDX_READER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -18,6 +19,7 @@ typedef struct tdx_read_stats {
     uint64_t reruns;     /* ... of which had to be ordered again against the true state */
     const char *rerun_why; /* the reason for the first rerun */
     uint64_t bytes;      /* trace bytes of the delivered generations */
+    uint64_t input_hash; /* with opts.hash_input, after success */
 } tdx_read_stats;
 
 /* A generation has been delivered completely (called in order, after its events). */
@@ -32,6 +34,9 @@ typedef struct tdx_read_opts {
     /* Optional progress callback, called from the calling thread after each generation. */
     void (*progress)(void *ctx, uint64_t bytes_done, uint64_t bytes_total, uint64_t events);
     void *progress_ctx;
+    struct tdx_prefetch *prefetch; /* optional: told how far framing has got */
+    bool hash_input;    /* compute stats.input_hash: XXH3 of all the input bytes */
+    bool release_input; /* data is a read-only file mapping: drop pages once delivered (RSS) */
 } tdx_read_opts;
 
 /* Reads the trace data[0..size) of the given v2 version. On failure the events Go would have

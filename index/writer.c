@@ -1,6 +1,7 @@
 /* writer.c: the index writer (file layout in format.h and docs/index-format.md). */
 #include "writer.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -29,6 +30,8 @@ struct tdx_iwriter {
     int version;
     const uint8_t *trace;
     size_t trace_size;
+    uint64_t trace_hash;
+    bool have_hash;
     tdx_tables tab;
     tdx_evenc enc;
     TDX_VEC(tdx_event) block; /* events of the block being filled (global ids) */
@@ -121,6 +124,11 @@ void tdx_iwriter_abort(tdx_iwriter *w) {
 }
 
 const tdx_err *tdx_iwriter_error(const tdx_iwriter *w) { return &w->err; }
+
+void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h) {
+    w->trace_hash = h;
+    w->have_hash = true;
+}
 uint64_t tdx_iwriter_size(const tdx_iwriter *w) { return w->f.written; }
 
 static int see(resmap *m, int64_t id, int64_t t) {
@@ -357,7 +365,7 @@ int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
         tdx_le32(h + H_SECTAB_COUNT, st.count);
         tdx_le64(h + H_TRACE_SIZE, w->trace_size);
         memcpy(h + H_TRACE_HEADER, w->trace, w->trace_size < 16 ? w->trace_size : 16);
-        tdx_le64(h + H_TRACE_HASH, XXH3_64bits(w->trace, w->trace_size));
+        tdx_le64(h + H_TRACE_HASH, w->have_hash ? w->trace_hash : XXH3_64bits(w->trace, w->trace_size));
         tdx_le64(h + H_TRACE_SAMPLE, tdx_trace_sample_hash(w->trace, w->trace_size));
         tdx_le64(h + H_SECTAB_HASH, XXH3_64bits(st.tab.v, st.tab.n));
         tdx_le64(h + H_HEADER_HASH, XXH3_64bits(h, H_HEADER_HASH));

@@ -19,6 +19,9 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
 int tdx_iwriter_event(void *w, const tdx_event *e, const tdx_gen *g);
 int tdx_iwriter_gen_done(void *w, const tdx_gen *g, uint64_t index, uint64_t nevents);
 
+/* The XXH3 of every trace byte, when the caller computed it while reading (else finish does). */
+void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h);
+
 /* Writes every section and commits the file. The writer is freed either way. */
 int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err);
 /* Discards the partial file. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/prefetch.h"
 #include "core/reader.h"
 #include "index/reader.h"
 #include "index/writer.h"
@@ -89,13 +90,29 @@ int cmd_build(int argc, char **argv) {
     }
     if (verbose) fprintf(stderr, "traceidx: reading %s (go 1.%d trace, %zu bytes) with %d thread%s\n",
                          path, src.version, src.size, jobs, jobs == 1 ? "" : "s");
+    /* io_uring keeps the next reads in flight; TRACEIDX_NO_URING=1 disables it (benchmarks). */
+    tdx_prefetch *pf = NULL;
+    if (src.kind == TDX_SRC_BINARY && !getenv("TRACEIDX_NO_URING")) {
+        tdx_err perr;
+        pf = tdx_prefetch_start(path, src.size, &perr);
+        if (!pf && verbose) fprintf(stderr, "traceidx: %s; reading through the mapping only\n", perr.msg);
+    } else if (verbose) {
+        fprintf(stderr, "traceidx: io_uring prefetch disabled; reading through the mapping only\n");
+    }
+    if (pf && verbose) fprintf(stderr, "traceidx: io_uring prefetch on (32 MiB window)\n");
     cli_progress prog;
     cli_progress_init(&prog, "build", quiet);
     tdx_read_opts o = {.jobs = jobs, .emit = tdx_iwriter_event, .emit_ctx = w,
                        .gen_done = tdx_iwriter_gen_done, .gen_done_ctx = w,
-                       .progress = cli_progress_update, .progress_ctx = &prog};
+                       .progress = cli_progress_update, .progress_ctx = &prog,
+                       .prefetch = pf, .hash_input = true,
+                       .release_input = src.kind == TDX_SRC_BINARY};
     tdx_read_stats st;
-    if (tdx_read_trace(src.data, src.size, src.version, &o, &st, &err)) {
+    int rrc = tdx_read_trace(src.data, src.size, src.version, &o, &st, &err);
+    if (pf && verbose)
+        fprintf(stderr, "traceidx: io_uring prefetched %.1f MB\n", (double)tdx_prefetch_requested(pf) / 1e6);
+    tdx_prefetch_stop(pf);
+    if (rrc) {
         cli_progress_end(&prog);
         const tdx_err *we = tdx_iwriter_error(w);
         if (we->kind != TDX_OK) cli_report(out, we);
@@ -104,6 +121,7 @@ int cmd_build(int argc, char **argv) {
         goto done;
     }
     cli_progress_end(&prog);
+    tdx_iwriter_set_trace_hash(w, st.input_hash);
     if (tdx_iwriter_finish(w, &err)) {
         cli_report(out, &err);
         goto done;
