@@ -9,7 +9,7 @@
 #include "quote.h"
 #include "spec.h"
 
-static const uint8_t type_kind_tab[TDX_EV_NTYPES] = {
+const uint8_t tdx_type_kind_tab_[TDX_EV_NTYPES] = {
     [TDX_EV_CPU_SAMPLE] = TDX_KIND_STACK_SAMPLE,
     [TDX_EV_PROCS_CHANGE] = TDX_KIND_METRIC,
     [TDX_EV_PROC_START] = TDX_KIND_STATE_TRANSITION,
@@ -60,12 +60,9 @@ static const uint8_t type_kind_tab[TDX_EV_NTYPES] = {
     [TDX_EV_GOROUTINE_STACK] = TDX_KIND_EXPERIMENTAL,
     [TDX_EV_GOROUTINE_STACK_ALLOC] = TDX_KIND_EXPERIMENTAL,
     [TDX_EV_GOROUTINE_STACK_FREE] = TDX_KIND_EXPERIMENTAL,
+    [TDX_TYPE_SYNC] = TDX_KIND_SYNC,
 };
 
-uint8_t tdx_type_kind(uint8_t type) {
-    if (type == TDX_TYPE_SYNC) return TDX_KIND_SYNC;
-    return type < TDX_EV_NTYPES ? type_kind_tab[type] : TDX_KIND_BAD;
-}
 
 const char *tdx_kind_name(int k) {
     static const char *const n[TDX_KIND_COUNT] = {

@@ -64,7 +64,10 @@ typedef struct tdx_event {
 } tdx_event;
 
 /* The kind Go reports for an event of wire type `type` (TDX_TYPE_SYNC: Sync). */
-uint8_t tdx_type_kind(uint8_t type);
+extern const uint8_t tdx_type_kind_tab_[];
+static inline uint8_t tdx_type_kind(uint8_t type) {
+    return type < 137 ? tdx_type_kind_tab_[type] : TDX_KIND_BAD;
+}
 
 /* Names as Go prints them. */
 const char *tdx_kind_name(int kind);

@@ -137,6 +137,9 @@ struct tdx_order {
     /* working state */
     TDX_VEC(wg) gs;
     tdx_hmap g_idx;
+    /* Direct-mapped caches in front of the maps: most lookups hit the few ids in use right now.
+     * Entries hold index + 1 (0 = empty); records never move index within a generation. */
+    struct { uint64_t id; uint32_t idx1; } gcache[512], pcache[64];
     TDX_VEC(wp) ps;
     tdx_hmap p_idx;
     TDX_VEC(wm) ms;
@@ -179,6 +182,8 @@ static void clear_working(tdx_order *o) {
     o->gs.n = o->ps.n = o->ms.n = o->ts.n = 0;
     tdx_hmap_clear(&o->g_idx);
     tdx_hmap_clear(&o->p_idx);
+    memset(o->gcache, 0, sizeof o->gcache);
+    memset(o->pcache, 0, sizeof o->pcache);
     tdx_hmap_clear(&o->m_idx);
     tdx_hmap_clear(&o->t_idx);
     o->gc_fs = FS_UNKNOWN;
@@ -234,6 +239,8 @@ static const tdx_ctask *carry_t(const tdx_carry *c, uint64_t id) {
 /* ---- working record access ---- */
 
 static wg *wg_get(tdx_order *o, uint64_t id) {
+    size_t c = (size_t)(id ^ (id >> 9)) & 511;
+    if (o->gcache[c].idx1 && o->gcache[c].id == id) return &o->gs.v[o->gcache[c].idx1 - 1];
     int ins;
     uint32_t *slot = tdx_hmap_upsert(&o->g_idx, id, (uint32_t)o->gs.n, &ins);
     if (!slot) return NULL;
@@ -241,10 +248,14 @@ static wg *wg_get(tdx_order *o, uint64_t id) {
         wg r = {.id = id};
         if (tdx_vec_push(&o->gs, r)) return NULL;
     }
+    o->gcache[c].id = id;
+    o->gcache[c].idx1 = *slot + 1;
     return &o->gs.v[*slot];
 }
 
 static wg *wg_find(tdx_order *o, uint64_t id) {
+    size_t c = (size_t)(id ^ (id >> 9)) & 511;
+    if (o->gcache[c].idx1 && o->gcache[c].id == id) return &o->gs.v[o->gcache[c].idx1 - 1];
     uint32_t i = tdx_hmap_get(&o->g_idx, id);
     return i == TDX_HMAP_EMPTY ? NULL : &o->gs.v[i];
 }
@@ -324,6 +335,8 @@ static void g_create(wg *r, uint8_t status, uint64_t seq) {
 }
 
 static wp *wp_get(tdx_order *o, uint64_t id) {
+    size_t c = (size_t)id & 63;
+    if (o->pcache[c].idx1 && o->pcache[c].id == id) return &o->ps.v[o->pcache[c].idx1 - 1];
     int ins;
     uint32_t *slot = tdx_hmap_upsert(&o->p_idx, id, (uint32_t)o->ps.n, &ins);
     if (!slot) return NULL;
@@ -331,10 +344,14 @@ static wp *wp_get(tdx_order *o, uint64_t id) {
         wp r = {.id = id};
         if (tdx_vec_push(&o->ps, r)) return NULL;
     }
+    o->pcache[c].id = id;
+    o->pcache[c].idx1 = *slot + 1;
     return &o->ps.v[*slot];
 }
 
 static wp *wp_find(tdx_order *o, uint64_t id) {
+    size_t c = (size_t)id & 63;
+    if (o->pcache[c].idx1 && o->pcache[c].id == id) return &o->ps.v[o->pcache[c].idx1 - 1];
     uint32_t i = tdx_hmap_get(&o->p_idx, id);
     return i == TDX_HMAP_EMPTY ? NULL : &o->ps.v[i];
 }
@@ -613,7 +630,10 @@ static void heap_remove(tdx_order *o, size_t i) {
 
 static qev *push(tdx_order *o, uint8_t type, const cursor *c, int64_t m, int64_t p, int64_t g) {
     qev *e = &o->q[o->nq++];
-    memset(e, 0, sizeof *e);
+    e->from = e->to = 0;
+    e->extra_str = 0;
+    e->has_extra_str = 0;
+    e->fixup = 0;
     e->type = type;
     e->time = c->time;
     e->m = m;
