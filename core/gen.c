@@ -149,7 +149,7 @@ static int add_stacks(tdx_gen *g, const tdx_batch *b, tdx_err *err) {
             print_stack_pcs(g, &st, &a);
             if (existing) print_stack_pcs(g, &g->stacks.v[existing], &e);
             tdx_errf(err, TDX_EFORMAT, at,
-                     "multiple trace.stacks with the same ID: id=%" PRIu64 ", new={%.*s}, existing={%.*s}",
+                     "multiple trace.stacks with the same ID: id=%" PRIu64 ", new=%.*s, existing=%.*s",
                      id, (int)a.n, a.v ? (const char *)a.v : "", (int)e.n, e.v ? (const char *)e.v : "");
             tdx_vec_free(&a);
             tdx_vec_free(&e);
@@ -252,7 +252,7 @@ int tdx_gen_load(tdx_gen *g, tdx_err *err) {
     tdx_genframe *fr = &g->frame;
     if (tdx_vec_reserve(&g->next_batch, fr->batches.n)) return OOM(err);
     g->next_batch.n = fr->batches.n;
-    memset(g->next_batch.v, 0xff, fr->batches.n * sizeof *g->next_batch.v);
+    if (fr->batches.n) memset(g->next_batch.v, 0xff, fr->batches.n * sizeof *g->next_batch.v);
     tdx_hmap thread_of = {0}, last_of = {0};
     bool have_freq = false;
     int rc = 0;

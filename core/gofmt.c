@@ -40,7 +40,7 @@ int tdx_go_duration(char *out, size_t cap, int64_t d) {
         int prec = 0;
         buf[--w] = 's';
         if (u == 0) {
-            return (int)(cap ? (strncpy(out, "0s", cap), 2) : 2);
+            buf[--w] = '0';
         } else if (u < 1000ULL) {
             buf[--w] = 'n';
         } else if (u < 1000000ULL) {
@@ -51,8 +51,10 @@ int tdx_go_duration(char *out, size_t cap, int64_t d) {
             prec = 6;
             buf[--w] = 'm';
         }
-        w = frac(buf, w, u, prec, &u);
-        w = integer(buf, w, u);
+        if (u) {
+            w = frac(buf, w, u, prec, &u);
+            w = integer(buf, w, u);
+        }
     } else {
         buf[--w] = 's';
         w = frac(buf, w, u, 9, &u);

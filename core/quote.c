@@ -342,10 +342,42 @@ static int unquote_interpreted(const uint8_t *p, size_t end, tdx_buf *out, const
     return 0;
 }
 
+/* A single-quoted (rune) literal: exactly one character, an escape or one UTF-8 sequence. */
+static int unquote_rune(const uint8_t *in, size_t n, tdx_buf *out, const char **why) {
+    if (n == 0 || in[0] == '\n' || in[0] == '\'') return fail(why, msg_syntax);
+    if (in[0] != '\\') {
+        int size;
+        uint32_t r = tdx_utf8_decode(in, n, &size);
+        if ((size_t)size != n) return fail(why, msg_syntax);
+        uint8_t enc[4];
+        size_t k = utf8_encode(enc, r);
+        return tdx_buf_append(out, enc, k) ? fail(why, msg_oom) : 0;
+    }
+    if (n < 2) return fail(why, msg_syntax);
+    if (in[1] == '\'' && n == 2) return tdx_buf_append(out, "'", 1) ? fail(why, msg_oom) : 0;
+    size_t want;
+    switch (in[1]) {
+    case 'x': want = 4; break;
+    case 'u': want = 6; break;
+    case 'U': want = 10; break;
+    case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': want = 4; break;
+    case '"': return fail(why, msg_syntax); /* only valid in double quotes */
+    default: want = 2; break;
+    }
+    if (n != want) return fail(why, msg_syntax);
+    /* The same escape in a double-quoted literal decodes identically. */
+    uint8_t tmp[12];
+    tmp[0] = '"';
+    memcpy(tmp + 1, in, n);
+    tmp[n + 1] = '"';
+    return unquote_interpreted(tmp, n + 1, out, why);
+}
+
 int tdx_go_unquote(const char *s, size_t n, tdx_buf *out, const char **why) {
     const uint8_t *p = (const uint8_t *)s;
     if (n < 2 || p[0] != p[n - 1]) return fail(why, msg_syntax);
     if (p[0] == '`') return unquote_raw(p + 1, n - 2, out, why);
+    if (p[0] == '\'') return unquote_rune(p + 1, n - 2, out, why);
     if (p[0] != '"') return fail(why, msg_syntax);
     return unquote_interpreted(p, n - 1, out, why);
 }

@@ -16,7 +16,8 @@ int tdx_go_quote(tdx_buf *out, const uint8_t *s, size_t n);
  * message ("invalid syntax", or "out of memory") when the literal is malformed.
  * As Go does, a raw invalid UTF-8 byte inside double quotes decodes to U+FFFD (use \xHH for a
  * raw byte); back-quoted content is copied verbatim except that carriage returns are dropped.
- * Single-quoted (rune) literals are rejected. On failure out may hold a partial result. */
+ * A single-quoted literal must hold exactly one character (rune), as Go allows. On failure out may
+ * hold a partial result. */
 int tdx_go_unquote(const char *s, size_t n, tdx_buf *out, const char **why);
 
 /* Decodes one UTF-8 sequence at p (n > 0 bytes available) as Go's utf8.DecodeRune does:

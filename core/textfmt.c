@@ -128,12 +128,13 @@ static int read_args(span s, const char *const *names, int count, uint64_t *vals
                             tok.p);
         size_t kl = (size_t)(eq - tok.p);
         span val = {eq + 1, tok.n - kl - 1};
+        /* Go parses the value before it compares the name. */
+        if (parse_u64(val, &vals[i]))
+            return LINE_ERR(err, L, "line %zu: failed to parse argument value \"%.*s\" for arg \"%.*s\"",
+                            L->lineno, (int)val.n, val.p, (int)kl, tok.p);
         if (kl != strlen(names[i]) || memcmp(tok.p, names[i], kl) != 0)
             return LINE_ERR(err, L, "line %zu: expected argument \"%s\", but got \"%.*s\"",
                             L->lineno, names[i], (int)kl, tok.p);
-        if (parse_u64(val, &vals[i]))
-            return LINE_ERR(err, L, "line %zu: failed to parse argument value \"%.*s\" for arg \"%s\"",
-                            L->lineno, (int)val.n, val.p, names[i]);
         s = rest;
     }
     if (!only_space(s))

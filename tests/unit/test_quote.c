@@ -274,7 +274,21 @@ Test(unquote, errors) {
     UNQUOTE_FAILS("\"\\\"");
     UNQUOTE_FAILS("\"a\\\"");
     UNQUOTE_FAILS("`a`b`");
-    UNQUOTE_FAILS("'a'");
+    /* Rune literals hold exactly one character, and \" belongs to double quotes. */
+    UNQUOTE_FAILS("'ab'");
+    UNQUOTE_FAILS("''");
+    UNQUOTE_FAILS("'\\\"'");
+    UNQUOTE_FAILS("'\\x4'");
+}
+
+Test(unquote, rune_literals) {
+    /* Go's strconv.Unquote accepts a single-quoted character, as the text format's data= does. */
+    UNQUOTE("'a'", "a");
+    UNQUOTE("'\\''", "'");
+    UNQUOTE("'\\n'", "\n");
+    UNQUOTE("'\\x41'", "A");
+    UNQUOTE("'\\u263a'", "\xe2\x98\xba");
+    UNQUOTE("'\xc3\xa9'", "\xc3\xa9");
 }
 
 /* xorshift64*: a fixed sequence on every platform, unlike rand(). */
