@@ -101,6 +101,13 @@ typedef struct tg_stack {
     uint64_t gen[2];
 } tg_stack;
 
+/* A (category, path, variant) slot: its stack and that stack's ID in the tables of the (at most
+ * two) open generations, kept together so an event's stack costs one cache line. */
+typedef struct tg_var {
+    int32_t ki; /* stack catalog index, -1 = not built yet */
+    uint32_t gen[2], id[2];
+} tg_var;
+
 typedef struct tg_strent {
     const char *s;
     uint32_t len;
@@ -129,7 +136,7 @@ typedef struct tg_code {
     uint32_t nframes, capframes;
     tg_stack *stacks;
     uint32_t nstacks, capstacks;
-    int32_t *var; /* [SK_NCAT][PATH_NPATH][TG_VARIANTS] -> stack index, -1 = not built yet */
+    tg_var *var; /* [SK_NCAT][PATH_NPATH][TG_VARIANTS] */
     uint16_t nvar[SK_NCAT][PATH_NPATH];
     uint32_t start_func[PATH_NPATH]; /* goroutine start functions (GoCreate new_stack) */
     uint32_t newg_stack[PATH_NPATH];
@@ -158,6 +165,7 @@ typedef struct tg_g {
     uint32_t seq;      /* g_seq within seen_gen */
     uint8_t status, role, phase, wake;
     uint8_t in_assist, nregions, path, variant;
+    uint8_t sigcat;    /* what a W_SIGNAL waiter blocked on (stack category) */
     int32_t m;         /* thread running it or holding it in a syscall */
     int32_t peer;      /* goroutine slot waiting on this one (worker -> handler, child -> parent) */
     int32_t pending;   /* children still running (fan-out), queued jobs (disk writer) */
@@ -167,7 +175,7 @@ typedef struct tg_g {
     uint64_t work;     /* remaining CPU ticks of a preempted computation */
     uint64_t rg_task[TG_MAXREGIONS];
     uint8_t rg_name[TG_MAXREGIONS];
-    uint32_t bstk;     /* catalog stack of its last block + 1 (for GoStatusStack), 0 = none */
+    uint32_t bstk;     /* stack variant slot of its last block + 1 (GoStatusStack), 0 = none */
     uint64_t period;   /* tickers: their period */
 } tg_g;
 
@@ -176,7 +184,8 @@ typedef struct tg_g {
 typedef struct tg_p {
     uint64_t last_t, seen_gen, syscall_t;
     uint32_t seq;
-    uint8_t status, in_sweep, reserved, dedicated;
+    uint8_t status, in_sweep, reserved;
+    uint64_t ded_until; /* runs a dedicated mark worker until then */
     int32_t m;
     int32_t gcw;     /* this P's GC mark worker goroutine */
     int32_t runnext;
@@ -200,7 +209,9 @@ typedef struct tg_m {
     uint64_t last_t;  /* time of its last event (its events are strictly increasing) */
     uint64_t steal_t; /* when it lost its proc during the current syscall */
     uint64_t cpu;     /* CPU ticks since its last profiling sample */
+    uint64_t run_t;   /* when its current goroutine started running (statistics) */
     int32_t p, g;
+    uint64_t ctx_gen; /* generation in which p's and g's statuses are known announced */
     int32_t wake_p;   /* proc reserved for it by wakep */
     uint32_t idx;     /* index in tg_sim.ms */
     uint32_t hidx;    /* position in the step heap, UINT32_MAX if absent */
@@ -213,7 +224,7 @@ typedef struct tg_late {
     uint8_t kind; /* 0 goroutine, 1 proc */
     uint8_t status, active;
     uint64_t id, m;
-    uint32_t stack; /* stack catalog index + 1 for GoStatusStack, 0 = none */
+    uint32_t stack; /* stack variant slot + 1 for GoStatusStack, 0 = none */
 } tg_late;
 
 /* Everything that belongs to one generation until it is written. */
@@ -230,11 +241,43 @@ typedef struct tg_gentab {
     uint64_t first_t, last_t; /* event time span (for structural batch times) */
 } tg_gentab;
 
-typedef struct tg_heap2 { /* min-heap of (time, goroutine slot) */
-    uint64_t *t;
-    int32_t *g;
+typedef struct tg_tent {
+    uint64_t t;
+    int32_t g;
+} tg_tent;
+
+typedef struct tg_heap2 { /* binary min-heap of (time, goroutine slot) */
+    tg_tent *v;
     uint32_t n, cap;
 } tg_heap2;
+
+/* Timing wheel of (time, goroutine slot): buckets of 2^TGW_SHIFT ticks over a 268 ms horizon,
+ * a bitmap of non-empty buckets, a heap for what lies further out. Exact minimum, O(1) work and
+ * a cache line or two per operation (a plain heap of thousands of sleeping goroutines missed the
+ * cache at every level). */
+#define TGW_SHIFT 10
+#define TGW_N 4096
+
+typedef struct tg_wbucket {
+    tg_tent *v;
+    uint32_t n, cap;
+} tg_wbucket;
+
+typedef struct tg_wheel {
+    tg_wbucket *b;           /* TGW_N buckets; bucket k holds absolute bucket numbers = k mod N */
+    uint64_t bits[TGW_N / 64];
+    uint64_t base;           /* no entry lies in an earlier bucket */
+    tg_heap2 far;            /* entries at or beyond base + TGW_N */
+    uint32_t n;
+    bool min_ok;             /* cached minimum: time, bucket, index */
+    uint64_t min_t;
+    uint32_t min_b, min_i;
+} tg_wheel;
+
+typedef struct tg_sent { /* step heap entry: a thread and the clock it was queued with */
+    uint64_t clock;
+    uint32_t mi;
+} tg_sent;
 
 typedef struct tg_sim {
     int version, procs;
@@ -265,11 +308,11 @@ typedef struct tg_sim {
     uint32_t live_gs;
 
     /* scheduler */
-    uint32_t *step_heap; /* M indexes, keyed by clock */
+    tg_sent *step_heap; /* threads by next-step time */
     uint32_t nstep;
     int32_t *grq;        /* global run queue (ring) */
     uint32_t grq_head, grq_tail, grq_cap;
-    tg_heap2 timers, netready;
+    tg_wheel timers, netready;
     uint32_t *idle_m;    /* parked M indexes */
     uint32_t nidle_m;
     uint32_t nspinning;
@@ -292,32 +335,41 @@ typedef struct tg_sim {
 
     /* GC */
     uint64_t heap_live, heap_alloc, heap_goal;
+    uint64_t heap_drop, heap_drop_t; /* freed by the last GC, applied from its GCEnd on */
     uint64_t gc_seq, gc_gen; /* gc_gen: generation of the last GC event written */
     uint64_t gc_last_t;
+    /* gc_marking: a cycle's GCBegin is written and its GCEnd not yet (simulation order). The
+     * phases themselves are time windows: threads simulated later may still be earlier in time
+     * than the mark worker whose slice already wrote the end of the cycle. */
     bool gc_marking, gc_term_claimed;
-    uint64_t gc_mark_start, gc_mark_end, gc_sweep_end;
-    uint32_t gc_dedicated_want, gc_dedicated_run;
+    uint64_t gc_mark_start, gc_mark_end, gc_sweep_start, gc_sweep_end;
+    uint32_t gc_dedicated_want;
 
-    /* output */
+    /* output: the simulation fills `out`; a writer thread writes full buffers (tracegen_emit.c) */
     int fd;
     uint8_t *out;
     size_t outn, outcap;
+    struct tg_writer *writer;
     uint64_t written;
     bool stop;
     uint64_t events; /* statistics */
+    uint64_t end_t; /* last event time written */
+    uint64_t busy, created, gcs, steals, blocking_syscalls;
     uint64_t gens_written;
 } tg_sim;
 
 /* tracegen_code.c */
 void tg_code_init(tg_sim *s);
 uint32_t tg_stack_build(tg_sim *s, int cat, int path, uint32_t variant);
+uint32_t tg_vstk_slow(tg_sim *s, uint64_t gen, uint32_t vi);
 uint32_t tg_str_slow(tg_sim *s, uint64_t gen, uint32_t si);
 uint32_t tg_stk_slow(tg_sim *s, uint64_t gen, uint32_t ki);
 uint32_t tg_str_fresh(tg_sim *s, uint64_t gen, const char *txt, size_t len);
 
 /* tracegen_emit.c */
+void tg_out_start(tg_sim *s);
 void tg_out_write(tg_sim *s, const void *p, size_t n);
-void tg_out_flush(tg_sim *s);
+void tg_out_finish(tg_sim *s);
 void tg_buf_flush(tg_sim *s, tg_m *m, tg_buf *b);
 void tg_gen_write(tg_sim *s, bool last);
 void tg_gen_begin(tg_sim *s);
@@ -349,16 +401,22 @@ static inline uint32_t tg_stk(tg_sim *s, uint64_t gen, uint32_t ki) {
     return tg_stk_slow(s, gen, ki);
 }
 
-/* A skewed pick among the stacks of (category, path): a few hot ones, a long tail. */
+/* A skewed pick among the stack slots of (category, path): a few hot ones, a long tail. Returns
+ * a tg_code.var index. */
 static inline uint32_t tg_pick(tg_sim *s, int cat, int path, uint32_t bias) {
     uint32_t nv = s->code.nvar[cat][path];
     uint32_t u = (uint32_t)(tg_rand(&s->rng) & 0xffff);
     uint32_t v = (uint32_t)(((uint64_t)u * u >> 16) * u >> 16);
     v = (uint32_t)(((uint64_t)v * nv) >> 16);
-    v = (v + bias) % nv;
-    int32_t ki = s->code.var[((size_t)cat * PATH_NPATH + (size_t)path) * TG_VARIANTS + v];
-    if (ki < 0) ki = (int32_t)tg_stack_build(s, cat, path, v);
-    return (uint32_t)ki;
+    v = (v + bias) & (nv - 1); /* nv is a power of two */
+    return ((uint32_t)cat * PATH_NPATH + (uint32_t)path) * TG_VARIANTS + v;
+}
+
+/* The stack ID of variant slot vi in generation gen's table (built and added on first use). */
+static inline uint32_t tg_vstk(tg_sim *s, uint64_t gen, uint32_t vi) {
+    tg_var *v = &s->code.var[vi];
+    if (v->gen[gen & 1] == (uint32_t)gen) return v->id[gen & 1];
+    return tg_vstk_slow(s, gen, vi);
 }
 
 /* The buffer thread m writes generation gen's events into, flushed when nearly full. */
@@ -391,8 +449,6 @@ static inline void tg_ev(tg_sim *s, tg_m *m, uint64_t t, uint8_t type, int n, ui
     b->last_t = t;
     m->last_t = t;
     s->events++;
-    tg_gentab *tb = &s->tab[gen & 1];
-    if (t > tb->last_t) tb->last_t = t;
 }
 
 #endif

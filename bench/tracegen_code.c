@@ -433,15 +433,15 @@ void tg_code_init(tg_sim *s) {
     if (c->nfuncs > 8192) tg_die("internal: too many functions");
 
     size_t nv = (size_t)SK_NCAT * PATH_NPATH * TG_VARIANTS;
-    c->var = tg_xmalloc(nv * sizeof *c->var);
-    for (size_t i = 0; i < nv; i++) c->var[i] = -1;
+    c->var = tg_xcalloc(nv, sizeof *c->var);
+    for (size_t i = 0; i < nv; i++) c->var[i].ki = -1;
     /* How many distinct stacks each (category, path) pair has: frequent ones more. */
     for (int k = 0; k < SK_NCAT; k++)
         for (int p = 0; p < PATH_NPATH; p++) {
-            uint16_t n = 48;
+            uint16_t n = 64; /* powers of two: tg_pick masks instead of dividing */
             switch (k) {
             case SK_CPU: n = 512; break;
-            case SK_PREEMPT: case SK_SYS_READ: case SK_SYS_WRITE: case SK_CREATE: n = 160; break;
+            case SK_PREEMPT: case SK_SYS_READ: case SK_SYS_WRITE: case SK_CREATE: n = 256; break;
             case SK_NET_READ: case SK_NET_BACKEND: case SK_CHANRECV: case SK_UNBLOCK_CHAN:
             case SK_MUTEX: case SK_UNBLOCK_MUTEX: case SK_SELECT: case SK_REGION:
             case SK_REGIONEND: case SK_LOG: case SK_SWEEP: case SK_ASSIST: n = 128; break;
@@ -700,7 +700,7 @@ uint32_t tg_stack_build(tg_sim *s, int cat, int path, uint32_t variant) {
         uint32_t callee = i ? all[i - 1] : 0x7fff;
         c->frames[c->nframes++] = site_of(c, all[i], callee);
     }
-    c->var[((size_t)cat * PATH_NPATH + (size_t)path) * TG_VARIANTS + variant] = (int32_t)c->nstacks;
+    c->var[((size_t)cat * PATH_NPATH + (size_t)path) * TG_VARIANTS + variant].ki = (int32_t)c->nstacks;
     s->rng = saved;
     return c->nstacks++;
 }
@@ -757,7 +757,8 @@ uint32_t tg_str_fresh(tg_sim *s, uint64_t gen, const char *txt, size_t len) {
     return str_entry(s, gen, txt, len);
 }
 
-uint32_t tg_stk_slow(tg_sim *s, uint64_t gen, uint32_t ki) {
+/* Adds catalog stack ki to generation gen's stack table; returns its ID there. */
+static uint32_t stack_entry(tg_sim *s, uint64_t gen, uint32_t ki) {
     tg_code *c = &s->code;
     tg_gentab *tb = &s->tab[gen & 1];
     tg_stack *k = &c->stacks[ki];
@@ -784,14 +785,34 @@ uint32_t tg_stk_slow(tg_sim *s, uint64_t gen, uint32_t ki) {
         p = tg_uv(p, fr->line);
     }
     tb->stacks.n += (size_t)(p - p0);
+    return id;
+}
+
+uint32_t tg_stk_slow(tg_sim *s, uint64_t gen, uint32_t ki) {
+    uint32_t id = stack_entry(s, gen, ki);
+    tg_stack *k = &s->code.stacks[ki];
     k->gen[gen & 1] = gen;
     k->id[gen & 1] = id;
     return id;
 }
 
-void tg_cpu_sample(tg_sim *s, uint64_t t, uint64_t tid, uint64_t p, uint64_t goid, uint32_t ki) {
+uint32_t tg_vstk_slow(tg_sim *s, uint64_t gen, uint32_t vi) {
+    tg_var *v = &s->code.var[vi];
+    if (v->ki < 0) {
+        uint32_t cp = vi / TG_VARIANTS;
+        v->ki = (int32_t)tg_stack_build(s, (int)(cp / PATH_NPATH), (int)(cp % PATH_NPATH),
+                                        vi % TG_VARIANTS);
+        v = &s->code.var[vi];
+    }
+    uint32_t id = stack_entry(s, gen, (uint32_t)v->ki);
+    v->gen[gen & 1] = (uint32_t)gen;
+    v->id[gen & 1] = id;
+    return id;
+}
+
+void tg_cpu_sample(tg_sim *s, uint64_t t, uint64_t tid, uint64_t p, uint64_t goid, uint32_t vi) {
     uint64_t gen = tg_gen_of(s, t);
-    uint32_t stk = tg_stk(s, gen, ki);
+    uint32_t stk = tg_vstk(s, gen, vi);
     tg_gentab *tb = &s->tab[gen & 1];
     uint8_t *q = table_room(&tb->cpu, &tb->cpu_last, &tb->cpu_cut, &tb->ncpu_cut, &tb->capcpu_cut,
                             64);

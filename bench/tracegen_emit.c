@@ -2,42 +2,116 @@
  * padded sizes, per-thread batches flushed when full), generation ends (statuses of resources the
  * generation never mentioned, CPU samples, stack and string tables, sync batches). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "tracegen.h"
 
-void tg_out_flush(tg_sim *s) {
-    size_t off = 0;
-    while (off < s->outn) {
-        ssize_t w = write(s->fd, s->out + off, s->outn - off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            tg_die("write: %s", strerror(errno));
+/* Output goes through a writer thread so that the kernel's copy into the page cache runs on the
+ * second core while the simulation goes on: full buffers queue up in order, the writer writes
+ * and recycles them. */
+#define TG_NOUT 4
+
+typedef struct tg_writer {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint8_t *buf[TG_NOUT];
+    size_t len[TG_NOUT];
+    unsigned head, tail; /* queued buffers: [head, tail) modulo TG_NOUT */
+    uint8_t *free_bufs[TG_NOUT];
+    unsigned nfree;
+    bool done;
+    int err;
+    int fd;
+} tg_writer;
+
+static void *writer_main(void *arg) {
+    tg_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (w->head == w->tail && !w->done) pthread_cond_wait(&w->cv, &w->mu);
+        if (w->head == w->tail) break;
+        uint8_t *b = w->buf[w->head % TG_NOUT];
+        size_t n = w->len[w->head % TG_NOUT];
+        pthread_mutex_unlock(&w->mu);
+        size_t off = 0;
+        int err = 0;
+        while (off < n) {
+            ssize_t k = write(w->fd, b + off, n - off);
+            if (k < 0) {
+                if (errno == EINTR) continue;
+                err = errno;
+                break;
+            }
+            off += (size_t)k;
         }
-        off += (size_t)w;
+        pthread_mutex_lock(&w->mu);
+        if (err && !w->err) w->err = err;
+        w->head++;
+        w->free_bufs[w->nfree++] = b;
+        pthread_cond_broadcast(&w->cv);
     }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+void tg_out_start(tg_sim *s) {
+    tg_writer *w = tg_xcalloc(1, sizeof *w);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->fd = s->fd;
+    for (int i = 0; i < TG_NOUT; i++) w->free_bufs[w->nfree++] = tg_xmalloc(s->outcap);
+    s->out = w->free_bufs[--w->nfree];
     s->outn = 0;
+    s->writer = w;
+    if (pthread_create(&w->th, NULL, writer_main, w)) tg_die("cannot start the writer thread");
+}
+
+/* Hands the current buffer to the writer and takes a free one (waiting if all are queued). */
+static void out_submit(tg_sim *s) {
+    tg_writer *w = s->writer;
+    pthread_mutex_lock(&w->mu);
+    if (w->err) tg_die("write: %s", strerror(w->err));
+    w->buf[w->tail % TG_NOUT] = s->out;
+    w->len[w->tail % TG_NOUT] = s->outn;
+    w->tail++;
+    pthread_cond_broadcast(&w->cv);
+    while (!w->nfree) pthread_cond_wait(&w->cv, &w->mu);
+    s->out = w->free_bufs[--w->nfree];
+    s->outn = 0;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void tg_out_finish(tg_sim *s) {
+    tg_writer *w = s->writer;
+    if (s->outn) out_submit(s);
+    pthread_mutex_lock(&w->mu);
+    w->done = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->th, NULL);
+    if (w->err) tg_die("write: %s", strerror(w->err));
+    for (unsigned i = 0; i < w->nfree; i++) free(w->free_bufs[i]);
+    free(s->out);
+    s->out = NULL;
+    free(w);
+    s->writer = NULL;
 }
 
 void tg_out_write(tg_sim *s, const void *p, size_t n) {
-    if (s->outn + n > s->outcap) {
-        tg_out_flush(s);
-        if (n > s->outcap) {
-            /* Never happens with batches (< 64 KiB); kept for safety. */
-            size_t save = s->outcap;
-            s->outcap = n;
-            s->out = tg_xrealloc(s->out, n);
-            memcpy(s->out, p, n);
-            s->outn = n;
-            tg_out_flush(s);
-            s->outcap = save;
-            return;
-        }
-    }
-    memcpy(s->out + s->outn, p, n);
-    s->outn += n;
+    const uint8_t *q = p;
     s->written += n;
+    while (n) {
+        if (s->outn == s->outcap) out_submit(s);
+        size_t k = s->outcap - s->outn < n ? s->outcap - s->outn : n;
+        memcpy(s->out + s->outn, q, k);
+        s->outn += k;
+        q += k;
+        n -= k;
+    }
 }
 
 /* Encodes a batch header: the size is a 10-byte uvarint, as the runtime reserves it before it
@@ -146,7 +220,7 @@ static void put_late(tg_sim *s, tg_gentab *tb, uint64_t t) {
             p = tg_uv(p, l->id);
             p = tg_uv(p, l->m);
             p = tg_uv(p, l->status);
-            if (l->stack) p = tg_uv(p, tg_stk(s, tb->gen, l->stack - 1));
+            if (l->stack) p = tg_uv(p, tg_vstk(s, tb->gen, l->stack - 1));
             if (l->active) {
                 *p++ = TDX_EV_GC_MARK_ASSIST_ACTIVE;
                 p = tg_uv(p, 1);
@@ -245,11 +319,13 @@ void tg_gen_write(tg_sim *s, bool last) {
             tg_m *m = s->ms[i];
             tg_buf *b = &m->b[gen & 1];
             if (b->gen == gen) {
+                if (b->last_t > tb->last_t) tb->last_t = b->last_t;
                 tg_buf_flush(s, m, b);
                 b->gen = 0;
             }
         }
         collect_late(s, gen);
+        if (tb->last_t > s->end_t) s->end_t = tb->last_t;
         uint64_t end_t = last ? tb->last_t + 1 : s->gen_next - 1;
         uint64_t late_t = end_t - 2 * tb->nlate - 4;
         if (late_t < s->gen_start) late_t = s->gen_start;

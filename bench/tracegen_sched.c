@@ -19,14 +19,15 @@
 #define MSEC(x) ((uint64_t)((x) * 15625.0))
 #define GP(i) (&s->gs[i])
 
-static double ln_tab[1024];  /* exp(0.9 * z) for z at 1024 normal quantiles */
-static double exp_tab[1024]; /* exponential quantiles, mean 1 */
+/* Distribution tables in 16.16 fixed point: integer multiplies on the hot path. */
+static uint32_t ln_tab[1024];  /* exp(0.9 * z) for z at 1024 normal quantiles */
+static uint32_t exp_tab[1024]; /* exponential quantiles, mean 1 */
 
-static uint64_t lognorm(tg_sim *s, uint64_t median) {
-    return (uint64_t)((double)median * ln_tab[tg_rand(&s->rng) & 1023]) + 1;
+static inline uint64_t lognorm(tg_sim *s, uint64_t median) {
+    return ((median * ln_tab[tg_rand(&s->rng) & 1023]) >> 16) + 1;
 }
-static uint64_t expo(tg_sim *s, uint64_t mean) {
-    return (uint64_t)((double)mean * exp_tab[tg_rand(&s->rng) & 1023]) + 1;
+static inline uint64_t expo(tg_sim *s, uint64_t mean) {
+    return ((mean * exp_tab[tg_rand(&s->rng) & 1023]) >> 16) + 1;
 }
 
 /* Inverse of the standard normal CDF (Acklam's rational approximation; plenty for a workload). */
@@ -55,48 +56,53 @@ static double norm_inv(double p) {
 
 /* ---- the step heap: threads ordered by the time of their next step ---- */
 
-static bool m_less(const tg_sim *s, uint32_t a, uint32_t b) {
-    const tg_m *x = s->ms[a], *y = s->ms[b];
-    return x->clock < y->clock || (x->clock == y->clock && a < b);
+/* Keys live in the heap (a copy of the thread's clock when queued) so that sifting does not
+ * chase pointers; ties go to the lower thread index for determinism. */
+static inline bool s_less(const tg_sent *a, const tg_sent *b) {
+    return a->clock < b->clock || (a->clock == b->clock && a->mi < b->mi);
 }
 
-static void hswap(tg_sim *s, uint32_t i, uint32_t j) {
-    uint32_t a = s->step_heap[i], b = s->step_heap[j];
-    s->step_heap[i] = b;
-    s->step_heap[j] = a;
-    s->ms[b]->hidx = i;
-    s->ms[a]->hidx = j;
+static void hput(tg_sim *s, uint32_t i, tg_sent e) {
+    s->step_heap[i] = e;
+    s->ms[e.mi]->hidx = i;
 }
 
 static void hup(tg_sim *s, uint32_t i) {
+    tg_sent e = s->step_heap[i];
     while (i > 0) {
         uint32_t par = (i - 1) / 2;
-        if (!m_less(s, s->step_heap[i], s->step_heap[par])) break;
-        hswap(s, i, par);
+        if (!s_less(&e, &s->step_heap[par])) break;
+        hput(s, i, s->step_heap[par]);
         i = par;
     }
+    hput(s, i, e);
 }
 
 static void hdown(tg_sim *s, uint32_t i) {
+    tg_sent e = s->step_heap[i];
     for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, mn = i;
-        if (l < s->nstep && m_less(s, s->step_heap[l], s->step_heap[mn])) mn = l;
-        if (r < s->nstep && m_less(s, s->step_heap[r], s->step_heap[mn])) mn = r;
-        if (mn == i) break;
-        hswap(s, i, mn);
+        uint32_t l = 2 * i + 1, r = l + 1, mn = l;
+        if (l >= s->nstep) break;
+        if (r < s->nstep && s_less(&s->step_heap[r], &s->step_heap[l])) mn = r;
+        if (!s_less(&s->step_heap[mn], &e)) break;
+        hput(s, i, s->step_heap[mn]);
         i = mn;
     }
+    hput(s, i, e);
 }
 
 static void m_schedule(tg_sim *s, uint32_t mi) {
     tg_m *m = s->ms[mi];
+    tg_sent e = {.clock = m->clock, .mi = mi};
     if (m->hidx != UINT32_MAX) {
-        hup(s, m->hidx);
+        uint32_t i = m->hidx;
+        s->step_heap[i] = e;
+        hup(s, i);
         hdown(s, m->hidx);
         return;
     }
-    m->hidx = s->nstep;
-    s->step_heap[s->nstep++] = mi;
+    m->hidx = s->nstep++;
+    s->step_heap[m->hidx] = e;
     hup(s, m->hidx);
 }
 
@@ -106,54 +112,130 @@ static void m_unschedule(tg_sim *s, uint32_t mi) {
     if (i == UINT32_MAX) return;
     uint32_t last = --s->nstep;
     if (i != last) {
-        s->step_heap[i] = s->step_heap[last];
-        s->ms[s->step_heap[i]]->hidx = i;
+        tg_sent e = s->step_heap[last];
+        hput(s, i, e);
         hup(s, i);
-        hdown(s, i);
+        hdown(s, s->ms[e.mi]->hidx);
     }
     m->hidx = UINT32_MAX;
 }
 
-/* ---- (time, goroutine) heaps for timers and network readiness ---- */
+/* ---- timers and network readiness: (time, goroutine) queues ---- */
 
 static void h2_push(tg_heap2 *h, uint64_t t, int32_t g) {
     if (h->n == h->cap) {
-        h->cap = h->cap ? h->cap * 2 : 1024;
-        h->t = tg_xrealloc(h->t, h->cap * sizeof *h->t);
-        h->g = tg_xrealloc(h->g, h->cap * sizeof *h->g);
+        h->cap = h->cap ? h->cap * 2 : 256;
+        h->v = tg_xrealloc(h->v, h->cap * sizeof *h->v);
     }
     uint32_t i = h->n++;
     while (i > 0) {
         uint32_t par = (i - 1) / 2;
-        if (h->t[par] <= t) break;
-        h->t[i] = h->t[par];
-        h->g[i] = h->g[par];
+        if (h->v[par].t <= t) break;
+        h->v[i] = h->v[par];
         i = par;
     }
-    h->t[i] = t;
-    h->g[i] = g;
+    h->v[i] = (tg_tent){.t = t, .g = g};
 }
 
-static int32_t h2_pop(tg_heap2 *h) {
-    int32_t top = h->g[0];
-    uint64_t t = h->t[--h->n];
-    int32_t g = h->g[h->n];
-    uint32_t i = 0;
+static tg_tent h2_pop(tg_heap2 *h) {
+    tg_tent top = h->v[0];
+    tg_tent e = h->v[--h->n];
+    uint32_t i = 0, n = h->n;
     for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, mn = l;
-        if (l >= h->n) break;
-        if (r < h->n && h->t[r] < h->t[l]) mn = r;
-        if (h->t[mn] >= t) break;
-        h->t[i] = h->t[mn];
-        h->g[i] = h->g[mn];
+        uint32_t l = 2 * i + 1, mn = l;
+        if (l >= n) break;
+        if (l + 1 < n && h->v[l + 1].t < h->v[l].t) mn = l + 1;
+        if (h->v[mn].t >= e.t) break;
+        h->v[i] = h->v[mn];
         i = mn;
     }
-    h->t[i] = t;
-    h->g[i] = g;
+    if (n) h->v[i] = e;
     return top;
 }
 
-static uint64_t h2_top(const tg_heap2 *h) { return h->n ? h->t[0] : UINT64_MAX; }
+static void wb_add(tg_wheel *w, uint64_t bk, uint64_t t, int32_t g) {
+    uint32_t k = (uint32_t)(bk & (TGW_N - 1));
+    tg_wbucket *b = &w->b[k];
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 8;
+        b->v = tg_xrealloc(b->v, b->cap * sizeof *b->v);
+    }
+    b->v[b->n++] = (tg_tent){.t = t, .g = g};
+    w->bits[k >> 6] |= 1ull << (k & 63);
+}
+
+static void tw_push(tg_wheel *w, uint64_t t, int32_t g) {
+    if (!w->b) w->b = tg_xcalloc(TGW_N, sizeof *w->b);
+    uint64_t bk = t >> TGW_SHIFT;
+    if (bk < w->base) bk = w->base; /* earlier than everything queued: the first bucket */
+    w->n++;
+    if (bk >= w->base + TGW_N) {
+        h2_push(&w->far, t, g);
+        return;
+    }
+    wb_add(w, bk, t, g);
+    if (w->min_ok && t < w->min_t) {
+        w->min_t = t;
+        w->min_b = (uint32_t)(bk & (TGW_N - 1));
+        w->min_i = w->b[w->min_b].n - 1;
+    }
+}
+
+/* Moves base to bucket `bk` and pulls in far entries that are now within the horizon. */
+static void tw_advance(tg_wheel *w, uint64_t bk) {
+    w->base = bk;
+    while (w->far.n && (w->far.v[0].t >> TGW_SHIFT) < w->base + TGW_N) {
+        tg_tent e = h2_pop(&w->far);
+        uint64_t eb = e.t >> TGW_SHIFT;
+        wb_add(w, eb < w->base ? w->base : eb, e.t, e.g);
+    }
+}
+
+static uint64_t tw_top(tg_wheel *w) {
+    if (!w->n) return UINT64_MAX;
+    if (w->min_ok) return w->min_t;
+    for (;;) {
+        /* First non-empty bucket at or after base (around the ring). */
+        uint32_t start = (uint32_t)(w->base & (TGW_N - 1));
+        uint32_t found = UINT32_MAX;
+        for (uint32_t step = 0; step <= TGW_N / 64; step++) {
+            uint32_t wi = ((start >> 6) + step) % (TGW_N / 64);
+            uint64_t word = w->bits[wi];
+            if (step == 0) word &= ~0ull << (start & 63);
+            if (word) {
+                found = wi * 64 + (uint32_t)__builtin_ctzll(word);
+                break;
+            }
+            if (step == TGW_N / 64 - 1 && (start & 63) == 0) break;
+        }
+        if (found == UINT32_MAX) { /* only far entries: jump ahead */
+            tw_advance(w, w->far.v[0].t >> TGW_SHIFT);
+            continue;
+        }
+        uint64_t bk = w->base + ((found - start) & (TGW_N - 1));
+        if (bk != w->base) tw_advance(w, bk);
+        tg_wbucket *b = &w->b[found];
+        uint32_t mi = 0;
+        for (uint32_t i = 1; i < b->n; i++)
+            if (b->v[i].t < b->v[mi].t) mi = i;
+        w->min_ok = true;
+        w->min_t = b->v[mi].t;
+        w->min_b = found;
+        w->min_i = mi;
+        return w->min_t;
+    }
+}
+
+static int32_t tw_pop(tg_wheel *w) {
+    tw_top(w);
+    tg_wbucket *b = &w->b[w->min_b];
+    int32_t g = b->v[w->min_i].g;
+    b->v[w->min_i] = b->v[--b->n];
+    if (!b->n) w->bits[w->min_b >> 6] &= ~(1ull << (w->min_b & 63));
+    w->n--;
+    w->min_ok = false;
+    return g;
+}
 
 /* ---- goroutines ---- */
 
@@ -181,6 +263,7 @@ static int32_t g_new(tg_sim *s, uint8_t role, uint8_t path) {
     g->m = -1;
     g->peer = -1;
     s->live_gs++;
+    s->created++;
     return gi;
 }
 
@@ -192,12 +275,17 @@ static void g_free(tg_sim *s, int32_t gi) {
 
 /* ---- event timing and the statuses a generation needs before other events ---- */
 
-static inline uint64_t at(tg_sim *s, tg_m *m, uint64_t t) {
-    if (t <= m->last_t) t = m->last_t + 1;
+static uint64_t at_slow(tg_sim *s, uint64_t t) {
     /* An event and the statuses written before it must land in the same generation. */
     if (t < s->gen_next && t + TG_GEN_MARGIN >= s->gen_next) t = s->gen_next;
     if (t >= s->gen_next2)
         tg_die("internal: an event reached two generations ahead (t=%llu)", (unsigned long long)t);
+    return t;
+}
+
+static inline uint64_t at(tg_sim *s, tg_m *m, uint64_t t) {
+    if (t <= m->last_t) t = m->last_t + 1;
+    if (t + TG_GEN_MARGIN >= s->gen_next) t = at_slow(s, t);
     return t;
 }
 
@@ -215,9 +303,9 @@ static uint64_t go_status(tg_sim *s, tg_m *m, tg_g *g, uint64_t t, uint64_t gen)
     if (gen > s->gen && g->seen_gen < s->gen) late_g(s, g);
     uint64_t mid = (g->status == GS_RUNNING || g->status == GS_SYSCALL) ? s->ms[g->m]->tid
                                                                         : TG_NONE;
-    if (s->version >= 23 && gen == 1 && g->status == GS_WAITING && g->block_stack_cat)
+    if (s->version >= 23 && gen == 1 && g->status == GS_WAITING && g->bstk)
         tg_ev(s, m, t, TDX_EV_GO_STATUS_STACK, 4, g->goid, mid, g->status,
-              tg_stk(s, gen, g->block_stack_cat - 1));
+              tg_vstk(s, gen, g->bstk - 1));
     else
         tg_ev(s, m, t, TDX_EV_GO_STATUS, 3, g->goid, mid, g->status, 0);
     t++;
@@ -260,8 +348,10 @@ static uint64_t own_status(tg_sim *s, tg_m *m, uint64_t t, uint64_t gen) {
 static inline uint64_t evt(tg_sim *s, tg_m *m, uint64_t t) {
     t = at(s, m, t);
     uint64_t gen = tg_gen_of(s, t);
-    if ((m->p >= 0 && s->ps[m->p].seen_gen != gen) || (m->g >= 0 && GP(m->g)->seen_gen != gen))
+    if (m->ctx_gen != gen) {
         t = own_status(s, m, t, gen);
+        m->ctx_gen = gen;
+    }
     return t;
 }
 
@@ -272,10 +362,13 @@ static inline uint64_t ue(tg_sim *s, tg_m *m, uint64_t dt) {
     return t;
 }
 
-static inline uint64_t small_dt(tg_sim *s) { return 2 + (tg_rand(&s->rng) & 31); }
+static inline uint64_t small_dt(tg_sim *s) {
+    uint64_t x = tg_rand(&s->rng);
+    return 1 + (x & 15) + ((x >> 8) & 7);
+}
 
 static inline uint32_t stk(tg_sim *s, uint64_t t, int cat, const tg_g *g) {
-    return tg_stk(s, tg_gen_of(s, t), tg_pick(s, cat, g ? g->path : PATH_RUNTIME,
+    return tg_vstk(s, tg_gen_of(s, t), tg_pick(s, cat, g ? g->path : PATH_RUNTIME,
                                             g ? g->variant : 0));
 }
 
@@ -283,6 +376,23 @@ static inline uint32_t str(tg_sim *s, uint64_t t, uint32_t si) {
     return tg_str(s, tg_gen_of(s, t), si);
 }
 
+
+static inline bool marking_at(const tg_sim *s, uint64_t t) {
+    return s->gc_mark_start && t >= s->gc_mark_start && t < s->gc_mark_end;
+}
+static inline bool sweeping_at(const tg_sim *s, uint64_t t) {
+    return t >= s->gc_sweep_start && t < s->gc_sweep_end;
+}
+
+/* Whether proc p should run its dedicated mark worker now (GC wants procs/4 of them). */
+static bool want_dedicated(const tg_sim *s, const tg_p *p, uint64_t t) {
+    if (!s->gc_marking && !marking_at(s, t)) return false;
+    if (!marking_at(s, t) && s->gc_term_claimed) return false;
+    if (p->ded_until > t) return false;
+    uint32_t n = 0;
+    for (int i = 0; i < s->procs; i++) n += s->ps[i].ded_until > t;
+    return n < s->gc_dedicated_want;
+}
 
 /* ---- run queues ---- */
 
@@ -412,13 +522,12 @@ static void wakep(tg_sim *s, uint64_t t) {
 
 /* handoffp: a proc freed from a syscall gets a thread only if there is work for it. */
 static void handoff(tg_sim *s, int32_t pi, uint64_t t) {
-    if (runq_len(&s->ps[pi]) || grq_len(s) || (s->gc_marking && s->gc_dedicated_run <
-                                                                 s->gc_dedicated_want))
+    if (runq_len(&s->ps[pi]) || grq_len(s) || want_dedicated(s, &s->ps[pi], t))
         startm(s, pi, t, false);
 }
 
-static uint64_t next_io(const tg_sim *s) {
-    uint64_t a = h2_top(&s->timers), b = h2_top(&s->netready);
+static uint64_t next_io(tg_sim *s) {
+    uint64_t a = tw_top(&s->timers), b = tw_top(&s->netready);
     return a < b ? a : b;
 }
 
@@ -456,6 +565,8 @@ static inline uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static void e_proc_start(tg_sim *s, tg_m *m, int32_t pi) {
     tg_p *p = &s->ps[pi];
+    if (p->status != PS_IDLE || m->p >= 0)
+        tg_die("internal: thread %u starting proc %d in state %u", m->idx, pi, p->status);
     uint64_t t = at(s, m, umax(m->clock, p->last_t + 1));
     uint64_t gen = tg_gen_of(s, t);
     if (m->g >= 0) t = go_status(s, m, GP(m->g), t, gen); /* a goroutine still in its syscall */
@@ -466,33 +577,40 @@ static void e_proc_start(tg_sim *s, tg_m *m, int32_t pi) {
     p->m = (int32_t)m->idx;
     p->last_t = t;
     m->p = pi;
+    m->ctx_gen = 0;
     m->clock = t;
 }
 
 static void e_proc_stop(tg_sim *s, tg_m *m) {
     tg_p *p = &s->ps[m->p];
+    if (p->m != (int32_t)m->idx) tg_die("internal: thread %u stopping proc %d of thread %d", m->idx, m->p, p->m);
     uint64_t t = ue(s, m, small_dt(s));
     tg_ev(s, m, t, TDX_EV_PROC_STOP, 0, 0, 0, 0, 0);
     p->status = PS_IDLE;
     p->m = -1;
     p->last_t = t;
     m->p = -1;
+    m->ctx_gen = 0;
 }
 
 /* ProcSteal by thread m of proc pi, which sits in a syscall on its thread (possibly m itself). */
 static void e_proc_steal(tg_sim *s, tg_m *m, int32_t pi) {
     tg_p *p = &s->ps[pi];
+    if (p->status != PS_SYSCALL || p->m < 0 || s->ms[p->m]->p != pi)
+        tg_die("internal: stealing proc %d in state %u", pi, p->status);
     tg_m *v = s->ms[p->m];
     uint64_t t = evt(s, m, umax(m->clock, p->last_t + 1));
     /* First mention of the proc in this generation: the stealer says it was abandoned in a
      * syscall, as the runtime does. */
     t = proc_status(s, m, (uint32_t)pi, t, tg_gen_of(s, t), 4);
     p->seq++;
+    s->steals++;
     tg_ev(s, m, t, TDX_EV_PROC_STEAL, 3, (uint64_t)pi, p->seq, v->tid, 0);
     p->status = PS_IDLE;
     p->m = -1;
     p->last_t = t;
     v->p = -1;
+    v->ctx_gen = 0;
     v->steal_t = t;
     m->clock = t;
 }
@@ -500,6 +618,8 @@ static void e_proc_steal(tg_sim *s, tg_m *m, int32_t pi) {
 /* GoUnblock of waiting goroutine gi by thread m (with or without a proc or goroutine). */
 static void unblock_raw(tg_sim *s, tg_m *m, int32_t gi, int cat) {
     tg_g *g = GP(gi);
+    if (g->status != GS_WAITING) tg_die("internal: unblocking goroutine %llu in state %u",
+                                        (unsigned long long)g->goid, g->status);
     uint64_t t = evt(s, m, umax(m->clock + small_dt(s), g->last_t + 1));
     t = go_status(s, m, g, t, tg_gen_of(s, t));
     g->seq++;
@@ -521,6 +641,9 @@ static void e_unblock(tg_sim *s, tg_m *m, int32_t gi, int cat) {
 
 static void e_go_start(tg_sim *s, tg_m *m, int32_t gi) {
     tg_g *g = GP(gi);
+    if (g->status != GS_RUNNABLE || m->g >= 0 || m->p < 0)
+        tg_die("internal: starting goroutine %llu in state %u", (unsigned long long)g->goid,
+               g->status);
     uint64_t t = evt(s, m, umax(m->clock + small_dt(s), g->last_t + 1));
     t = go_status(s, m, g, t, tg_gen_of(s, t));
     g->seq++;
@@ -529,13 +652,17 @@ static void e_go_start(tg_sim *s, tg_m *m, int32_t gi) {
     g->m = (int32_t)m->idx;
     g->last_t = t;
     m->g = gi;
+    m->ctx_gen = 0;
     m->clock = t;
+    m->run_t = t;
 }
 
 /* ---- ends of a goroutine's time slice ---- */
 
 static void slice_done(tg_sim *s, tg_m *m, uint64_t t) {
+    s->busy += t - m->run_t;
     m->g = -1;
+    m->ctx_gen = 0;
     m->state = MS_SCHED;
     m->clock = t + tg_range(&s->rng, 2, 40);
 }
@@ -545,7 +672,7 @@ static void g_block(tg_sim *s, tg_m *m, uint32_t reason, int cat, int wake, uint
     tg_g *g = GP(gi);
     uint64_t t = ue(s, m, small_dt(s));
     uint32_t ki = tg_pick(s, cat, g->path, g->variant);
-    tg_ev(s, m, t, TDX_EV_GO_BLOCK, 2, str(s, t, reason), tg_stk(s, tg_gen_of(s, t), ki), 0, 0);
+    tg_ev(s, m, t, TDX_EV_GO_BLOCK, 2, str(s, t, reason), tg_vstk(s, tg_gen_of(s, t), ki), 0, 0);
     g->status = GS_WAITING;
     g->bstk = ki + 1;
     g->last_t = t;
@@ -554,15 +681,16 @@ static void g_block(tg_sim *s, tg_m *m, uint32_t reason, int cat, int wake, uint
     switch (wake) {
     case W_TIMER:
         if (wake_t <= t) wake_t = t + 1;
-        h2_push(&s->timers, wake_t, gi);
+        tw_push(&s->timers, wake_t, gi);
         poke_netpoll(s, wake_t);
         break;
     case W_NET:
         if (wake_t <= t) wake_t = t + 1;
-        h2_push(&s->netready, wake_t, gi);
+        tw_push(&s->netready, wake_t, gi);
         poke_netpoll(s, wake_t);
         break;
     case W_SIGNAL:
+        g->sigcat = (uint8_t)cat;
         if (s->nsignal == s->capsignal) {
             s->capsignal = s->capsignal ? s->capsignal * 2 : 256;
             s->signal_pool = tg_xrealloc(s->signal_pool, s->capsignal * sizeof *s->signal_pool);
@@ -605,6 +733,7 @@ static void g_syscall_block(tg_sim *s, tg_m *m, int cat, uint64_t dur, int mode)
     tg_p *p = &s->ps[pi];
     uint64_t t = ue(s, m, small_dt(s));
     p->seq++;
+    s->blocking_syscalls++;
     tg_ev(s, m, t, TDX_EV_GO_SYSCALL_BEGIN, 2, p->seq, stk(s, t, cat, g), 0, 0);
     p->status = PS_SYSCALL;
     p->syscall_t = t;
@@ -618,6 +747,7 @@ static void g_syscall_block(tg_sim *s, tg_m *m, int cat, uint64_t dur, int mode)
         p->m = -1;
         p->last_t = t;
         m->p = -1;
+        m->ctx_gen = 0;
         m->steal_t = t;
         handoff(s, pi, t);
     } else if (mode == 2) {
@@ -626,6 +756,7 @@ static void g_syscall_block(tg_sim *s, tg_m *m, int cat, uint64_t dur, int mode)
         handoff(s, pi, m->clock);
     }
     m->state = MS_SYSCALL;
+    s->busy += m->clock - m->run_t;
     m->clock += dur;
 }
 
@@ -649,9 +780,13 @@ static void gc_start(tg_sim *s, tg_m *m);
 
 static void heap_alloc(tg_sim *s, tg_m *m) {
     uint64_t t = ue(s, m, 1);
-    s->heap_alloc += lognorm(s, 24 * 1024);
+    if (s->heap_drop && t >= s->heap_drop_t) {
+        s->heap_alloc -= s->heap_drop;
+        s->heap_drop = 0;
+    }
+    s->heap_alloc += lognorm(s, 1536);
     tg_ev(s, m, t, TDX_EV_HEAP_ALLOC, 1, s->heap_alloc, 0, 0, 0);
-    if (!s->gc_marking && s->heap_alloc >= s->heap_goal - s->heap_goal / 10 &&
+    if (!s->gc_marking && !s->heap_drop && s->heap_alloc >= s->heap_goal - s->heap_goal / 10 &&
         t >= s->gc_sweep_end && m->g >= 0 && GP(m->g)->role < R_GCWORKER)
         gc_start(s, m);
 }
@@ -684,15 +819,16 @@ static void compute(tg_sim *s, tg_m *m, uint64_t dur) {
     uint64_t end = m->clock + dur;
     tg_g *g = GP(m->g);
     for (;;) {
-        uint64_t gap = expo(s, US(3.2));
+        uint64_t x = tg_rand(&s->rng); /* one draw: gap (bits 0-9), choice (bits 16-31) */
+        uint64_t gap = ((US(4.5) * exp_tab[x & 1023]) >> 16) + 1;
         if (m->clock + gap >= end) break;
         m->clock += gap;
-        uint32_t r = (uint32_t)(tg_rand(&s->rng) & 0xffff);
+        uint32_t r = (uint32_t)(x >> 16) & 0xffff;
         if (r < TG_P(0.80)) {
             heap_alloc(s, m);
-        } else if (r < TG_P(0.88) && m->clock < s->gc_sweep_end) {
+        } else if (r < TG_P(0.88) && sweeping_at(s, m->clock)) {
             sweep_span(s, m, g);
-        } else if (r < TG_P(0.94) && s->gc_marking && m->clock >= s->gc_mark_start) {
+        } else if (r < TG_P(0.94) && marking_at(s, m->clock)) {
             mark_assist(s, m, g);
         } else if (r < TG_P(0.97) && s->nsignal) {
             wake_signal(s, m);
@@ -710,8 +846,13 @@ static void fast_syscall(tg_sim *s, tg_m *m, int cat) {
     uint64_t t = ue(s, m, small_dt(s));
     p->seq++;
     tg_ev(s, m, t, TDX_EV_GO_SYSCALL_BEGIN, 2, p->seq, stk(s, t, cat, g), 0, 0);
+    /* In the syscall: a generation boundary here makes the End announce Syscall statuses. */
+    p->status = PS_SYSCALL;
+    g->status = GS_SYSCALL;
     t = ue(s, m, tg_range(&s->rng, US(0.6), US(18)));
     tg_ev(s, m, t, TDX_EV_GO_SYSCALL_END, 0, 0, 0, 0, 0);
+    p->status = PS_RUNNING;
+    g->status = GS_RUNNING;
 }
 
 /* Wakes the longest waiter on a mutex, cond or select (FIFO, like sync.Mutex starvation mode). */
@@ -719,13 +860,9 @@ static void wake_signal(tg_sim *s, tg_m *m) {
     int32_t w = s->signal_pool[0];
     memmove(s->signal_pool, s->signal_pool + 1, (s->nsignal - 1) * sizeof *s->signal_pool);
     s->nsignal--;
-    int cat = SK_UNBLOCK_CHAN;
-    tg_g *wg = GP(w);
-    if (wg->bstk) {
-        /* Match the waker's stack to what the waiter blocked on. */
-        uint32_t r = wg->plan & 7;
-        cat = r == 5 ? SK_UNBLOCK_MUTEX : r == 7 ? SK_UNBLOCK_COND : SK_UNBLOCK_CHAN;
-    }
+    /* The waker's stack matches what the waiter blocked on. */
+    uint8_t c = GP(w)->sigcat;
+    int cat = c == SK_MUTEX ? SK_UNBLOCK_MUTEX : c == SK_COND ? SK_UNBLOCK_COND : SK_UNBLOCK_CHAN;
     e_unblock(s, m, w, cat);
 }
 
@@ -764,21 +901,29 @@ static void task_end(tg_sim *s, tg_m *m) {
     g->task = 0;
 }
 
+/* Log messages are built piecewise (printf costs more than the whole event). */
+typedef struct msgbuf {
+    char b[160];
+    int n;
+} msgbuf;
+
+static void mb_s(msgbuf *mb, const char *txt) {
+    while (*txt && mb->n < (int)sizeof mb->b) mb->b[mb->n++] = *txt++;
+}
+
+static void mb_u(msgbuf *mb, uint32_t v) {
+    char t[12];
+    int k = 0;
+    do t[k++] = (char)('0' + v % 10); while (v /= 10);
+    while (k && mb->n < (int)sizeof mb->b) mb->b[mb->n++] = t[--k];
+}
+
 /* UserLog: the runtime writes each message as a fresh string. */
-static void user_log(tg_sim *s, tg_m *m, uint32_t key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void user_log(tg_sim *s, tg_m *m, uint32_t key, const char *fmt, ...) {
+static void user_log(tg_sim *s, tg_m *m, uint32_t key, const msgbuf *mb) {
     tg_g *g = GP(m->g);
-    char buf[160];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0) n = 0;
-    if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
     uint64_t t = ue(s, m, small_dt(s));
     uint64_t gen = tg_gen_of(s, t);
-    uint32_t v = tg_str_fresh(s, gen, buf, (size_t)n);
+    uint32_t v = tg_str_fresh(s, gen, mb->b, (size_t)mb->n);
     tg_ev(s, m, t, TDX_EV_USER_LOG, 4, g->task, str(s, t, key), v, stk(s, t, SK_LOG, g));
 }
 
@@ -796,4 +941,853 @@ static int32_t go_create(tg_sim *s, tg_m *m, uint8_t role, uint8_t path) {
     runq_put(s, &s->ps[m->p], gi, true);
     wakep(s, t);
     return gi;
+}
+
+/* ---- GC ---- */
+
+static void gc_start(tg_sim *s, tg_m *m) {
+    tg_g *g = GP(m->g);
+    uint64_t t = evt(s, m, umax(m->clock + small_dt(s), s->gc_last_t + 1));
+    m->clock = t;
+    s->gc_seq++;
+    s->gcs++;
+    tg_ev(s, m, t, TDX_EV_GC_BEGIN, 2, s->gc_seq, stk(s, t, SK_GCSTART, g), 0, 0);
+    s->gc_gen = tg_gen_of(s, t);
+    s->gc_last_t = t;
+    t = ue(s, m, small_dt(s));
+    tg_ev(s, m, t, TDX_EV_STW_BEGIN, 2, str(s, t, S_STW_SWEEPTERM), stk(s, t, SK_STW_GC, g), 0, 0);
+    /* Stopping the world takes the procs that sit in syscalls. */
+    for (int i = 0; i < s->procs; i++)
+        if (s->ps[i].status == PS_SYSCALL && s->ps[i].m != (int32_t)m->idx) e_proc_steal(s, m, i);
+    m->clock += tg_range(&s->rng, US(8), US(45));
+    t = ue(s, m, 1);
+    tg_ev(s, m, t, TDX_EV_STW_END, 0, 0, 0, 0, 0);
+    uint64_t maxmark = s->gen_len / 3 < MSEC(150) ? s->gen_len / 3 : MSEC(150);
+    s->gc_marking = true;
+    s->gc_term_claimed = false;
+    s->gc_mark_start = t;
+    s->gc_mark_end = t + tg_range(&s->rng, MSEC(20), maxmark);
+    s->gc_dedicated_want = s->procs >= 4 ? (uint32_t)s->procs / 4 : 1;
+    for (uint32_t i = 0; i < s->gc_dedicated_want; i++) {
+        int32_t pi = idle_p(s);
+        if (pi < 0) break;
+        startm(s, pi, t, false);
+    }
+}
+
+/* GCActive: the GC is still running in a new generation (the runtime writes it when it
+ * advances; here the terminating mark worker does, with the same sequence numbering). */
+static void gc_active(tg_sim *s, tg_m *m) {
+    uint64_t t = evt(s, m, umax(m->clock + 1, s->gc_last_t + 1));
+    m->clock = t;
+    s->gc_seq++;
+    tg_ev(s, m, t, TDX_EV_GC_ACTIVE, 1, s->gc_seq, 0, 0, 0);
+    s->gc_gen = tg_gen_of(s, t);
+    s->gc_last_t = t;
+}
+
+static void gc_terminate(tg_sim *s, tg_m *m) {
+    tg_g *g = GP(m->g);
+    uint64_t t = ue(s, m, small_dt(s));
+    tg_ev(s, m, t, TDX_EV_STW_BEGIN, 2, str(s, t, S_STW_MARKTERM), stk(s, t, SK_STW_TERM, g), 0, 0);
+    t = evt(s, m, umax(m->clock + tg_range(&s->rng, US(5), US(30)), s->gc_last_t + 1));
+    m->clock = t;
+    s->gc_seq++;
+    tg_ev(s, m, t, TDX_EV_GC_END, 1, s->gc_seq, 0, 0, 0);
+    s->gc_gen = tg_gen_of(s, t);
+    s->gc_last_t = t;
+    t = ue(s, m, tg_range(&s->rng, US(10), US(60)));
+    tg_ev(s, m, t, TDX_EV_STW_END, 0, 0, 0, 0, 0);
+    s->heap_live = s->heap_alloc * tg_range(&s->rng, 45, 62) / 100;
+    s->heap_goal = s->heap_live * 2;
+    s->heap_drop = s->heap_alloc - s->heap_live;
+    s->heap_drop_t = t;
+    t = ue(s, m, small_dt(s));
+    tg_ev(s, m, t, TDX_EV_HEAP_GOAL, 1, s->heap_goal, 0, 0, 0);
+    t = ue(s, m, small_dt(s));
+    tg_ev(s, m, t, TDX_EV_HEAP_ALLOC, 1, s->heap_live, 0, 0, 0);
+    s->gc_marking = false;
+    s->gc_sweep_start = t;
+    s->gc_sweep_end = t + tg_range(&s->rng, MSEC(10), MSEC(60));
+    tg_g *sw = GP(s->sweeper_g);
+    if (sw->status == GS_WAITING && sw->wake == W_GC) e_unblock(s, m, s->sweeper_g, -1);
+}
+
+static void gc_cpu(tg_sim *s, tg_m *m, uint64_t dur) {
+    m->clock += dur;
+    cpu_account(s, m, dur);
+}
+
+static void run_gcworker(tg_sim *s, tg_m *m, bool dedicated) {
+    uint64_t t = ue(s, m, small_dt(s));
+    uint32_t lbl = !dedicated ? S_LBL_IDLE : s->procs >= 4 ? S_LBL_DEDICATED : S_LBL_FRACTIONAL;
+    tg_ev(s, m, t, TDX_EV_GO_LABEL, 1, str(s, t, lbl), 0, 0, 0);
+    if (!dedicated) {
+        gc_cpu(s, m, tg_range(&s->rng, US(20), US(300)));
+        g_block(s, m, S_SYSWAIT, SK_PARK, W_GC, 0);
+        return;
+    }
+    bool term = s->gc_marking && !s->gc_term_claimed;
+    if (term) {
+        /* The first dedicated worker finishes the cycle (mark termination). */
+        s->gc_term_claimed = true;
+        if (s->gc_mark_end < m->clock + US(50)) s->gc_mark_end = m->clock + US(50);
+    }
+    uint64_t end = s->gc_mark_end > m->clock ? s->gc_mark_end : m->clock + US(20);
+    s->ps[m->p].ded_until = end;
+    while (m->clock < end) {
+        if (term && tg_gen_of(s, m->clock) > s->gc_gen) gc_active(s, m);
+        uint64_t c = end - m->clock < MSEC(2) ? end - m->clock : MSEC(2);
+        gc_cpu(s, m, c);
+    }
+    if (term) {
+        if (tg_gen_of(s, m->clock) > s->gc_gen) gc_active(s, m);
+        gc_terminate(s, m);
+    }
+    g_block(s, m, S_SYSWAIT, SK_PARK, W_GC, 0);
+}
+
+static void run_sweeper(tg_sim *s, tg_m *m) {
+    tg_g *g = GP(m->g);
+    uint32_t n = (uint32_t)tg_range(&s->rng, 2, 10);
+    uint64_t t0 = m->clock;
+    for (uint32_t i = 0; i < n; i++) sweep_span(s, m, g);
+    cpu_account(s, m, m->clock - t0);
+    if (sweeping_at(s, m->clock))
+        g_stop(s, m, S_GOSCHED, SK_GOSCHED);
+    else
+        g_block(s, m, S_SWEEPWAIT, SK_PARK, W_GC, 0);
+}
+
+/* ---- the service's goroutines ---- */
+
+enum { HP_NEW, HP_REQ, HP_STEP, HP_BACKEND_DONE, HP_RESP };
+enum { IT_NONE, IT_DB, IT_REDIS, IT_OFFLOAD, IT_FANOUT, IT_MUTEX, IT_SLEEP, IT_COND };
+
+/* What a request does between reading it and answering, 3 bits per step. */
+static uint32_t make_plan(tg_sim *s) {
+    uint32_t items[10];
+    int n = 0;
+    tg_rng *r = &s->rng;
+    if (tg_chance(r, TG_P(0.35))) items[n++] = IT_REDIS;
+    if (tg_chance(r, TG_P(0.10))) items[n++] = IT_MUTEX;
+    if (tg_chance(r, TG_P(0.55))) items[n++] = IT_DB;
+    if (tg_chance(r, TG_P(0.25))) items[n++] = IT_DB;
+    if (tg_chance(r, TG_P(0.30))) items[n++] = IT_OFFLOAD;
+    if (tg_chance(r, TG_P(0.12))) items[n++] = IT_FANOUT;
+    if (tg_chance(r, TG_P(0.07))) items[n++] = IT_COND;
+    if (tg_chance(r, TG_P(0.02))) items[n++] = IT_SLEEP;
+    uint32_t plan = 0;
+    for (int i = n - 1; i >= 0; i--) plan = plan << 3 | items[i];
+    return plan;
+}
+
+static const char *const methods[] = {"GET", "GET", "GET", "POST", "PUT", "DELETE"};
+static const char *const resources[] = {"orders", "items", "users", "carts", "prices", "stock",
+                                        "shipments", "invoices", "search", "sessions"};
+
+static void disk_log(tg_sim *s, tg_m *m) {
+    if (!s->ndisk) return;
+    int32_t d = s->disk_g[tg_below(&s->rng, s->ndisk)];
+    tg_g *dg = GP(d);
+    if (dg->status == GS_WAITING && dg->wake == W_PEER)
+        e_unblock(s, m, d, SK_UNBLOCK_CHAN);
+    else
+        dg->pending++;
+}
+
+static void run_handler(tg_sim *s, tg_m *m) {
+    for (;;) {
+        tg_g *g = GP(m->g);
+        switch (g->phase) {
+        case HP_NEW:
+            compute(s, m, lognorm(s, US(8)));
+            fast_syscall(s, m, SK_SYS_MISC);
+            GP(m->g)->phase = HP_REQ;
+            g_block(s, m, S_NETWORK, SK_NET_READ, W_NET, m->clock + lognorm(s, US(300)));
+            return;
+        case HP_REQ: {
+            fast_syscall(s, m, SK_SYS_READ);
+            task_begin(s, m, 0, tg_chance(&s->rng, TG_P(0.8)) ? S_TASK_HTTP : S_TASK_GRPC);
+            region_begin(s, m, S_RG_HANDLER);
+            if (tg_chance(&s->rng, TG_P(0.7)))
+            {
+                msgbuf mb = {.n = 0};
+                mb_s(&mb, methods[tg_below(&s->rng, 6)]);
+                mb_s(&mb, " /api/v");
+                mb_u(&mb, 1 + tg_below(&s->rng, 2));
+                mb_s(&mb, "/");
+                mb_s(&mb, resources[tg_below(&s->rng, 10)]);
+                mb_s(&mb, "/");
+                mb_u(&mb, tg_below(&s->rng, 1000000));
+                user_log(s, m, S_LOG_ROUTE, &mb);
+            }
+            compute(s, m, lognorm(s, US(7)));
+            if (tg_chance(&s->rng, TG_P(0.4))) {
+                region_begin(s, m, S_RG_AUTH);
+                compute(s, m, lognorm(s, US(3)));
+                region_end(s, m);
+            }
+            g = GP(m->g);
+            g->plan = make_plan(s);
+            g->phase = HP_STEP;
+            continue;
+        }
+        case HP_STEP: {
+            if (tg_chance(&s->rng, TG_P(0.004))) {
+                g_stop(s, m, S_PREEMPTED, SK_PREEMPT);
+                return;
+            }
+            if (marking_at(s, m->clock) && tg_chance(&s->rng, TG_P(0.02))) {
+                /* The assist found no work: park until the GC ends (the range stays open). */
+                uint64_t t = ue(s, m, small_dt(s));
+                tg_ev(s, m, t, TDX_EV_GC_MARK_ASSIST_BEGIN, 1, stk(s, t, SK_ASSIST, g), 0, 0, 0);
+                g->in_assist = 1;
+                g_block(s, m, S_ASSISTWAIT, SK_ASSIST_WAIT, W_TIMER,
+                        umax(s->gc_mark_end, m->clock) + tg_range(&s->rng, US(5), US(60)));
+                return;
+            }
+            uint32_t it = g->plan & 7;
+            g->plan >>= 3;
+            switch (it) {
+            case IT_DB:
+            case IT_REDIS:
+                region_begin(s, m, it == IT_DB ? S_RG_DBQUERY : S_RG_REDIS);
+                fast_syscall(s, m, SK_SYS_WRITE);
+                GP(m->g)->phase = HP_BACKEND_DONE;
+                g_block(s, m, tg_chance(&s->rng, TG_P(0.8)) ? S_NETWORK : S_SELECT, SK_NET_BACKEND,
+                        W_NET, m->clock + lognorm(s, it == IT_DB ? US(700) : US(120)));
+                return;
+            case IT_OFFLOAD:
+                if (s->nidle_workers) {
+                    int32_t w = s->idle_workers[--s->nidle_workers];
+                    GP(w)->peer = m->g;
+                    e_unblock(s, m, w, SK_UNBLOCK_CHAN);
+                    g_block(s, m, S_CHANRECV, SK_CHANRECV, W_PEER, 0);
+                    return;
+                }
+                compute(s, m, lognorm(s, US(20)));
+                continue;
+            case IT_FANOUT: {
+                int k = (int)tg_range(&s->rng, 2, 6);
+                for (int i = 0; i < k; i++) {
+                    int32_t c = go_create(s, m, R_CHILD, PATH_CHILD);
+                    GP(c)->peer = m->g;
+                }
+                GP(m->g)->pending = k;
+                g_block(s, m, S_SYNC, SK_WAITGROUP, W_PEER, 0);
+                return;
+            }
+            case IT_MUTEX: g_block(s, m, S_SYNC, SK_MUTEX, W_SIGNAL, 0); return;
+            case IT_SLEEP:
+                g_block(s, m, S_SLEEP, SK_SLEEP, W_TIMER, m->clock + lognorm(s, US(400)));
+                return;
+            case IT_COND:
+                if (tg_chance(&s->rng, TG_P(0.5)))
+                    g_block(s, m, S_SELECT, SK_SELECT, W_SIGNAL, 0);
+                else
+                    g_block(s, m, S_COND, SK_COND, W_SIGNAL, 0);
+                return;
+            default: g->phase = HP_RESP; continue;
+            }
+        }
+        case HP_BACKEND_DONE:
+            fast_syscall(s, m, SK_SYS_READ);
+            region_end(s, m);
+            if (tg_chance(&s->rng, TG_P(0.25)))
+            {
+                msgbuf mb = {.n = 0};
+                mb_s(&mb, "rows=");
+                mb_u(&mb, tg_below(&s->rng, 200));
+                mb_s(&mb, " took=");
+                mb_u(&mb, 50 + tg_below(&s->rng, 5000));
+                mb_s(&mb, "us");
+                user_log(s, m, S_LOG_DB, &mb);
+            }
+            compute(s, m, lognorm(s, US(5)));
+            GP(m->g)->phase = HP_STEP;
+            continue;
+        case HP_RESP:
+            region_begin(s, m, S_RG_MARSHAL);
+            compute(s, m, lognorm(s, US(9)));
+            while (GP(m->g)->nregions) region_end(s, m);
+            if (tg_chance(&s->rng, TG_P(0.15))) disk_log(s, m);
+            fast_syscall(s, m, SK_SYS_WRITE);
+            task_end(s, m);
+            g = GP(m->g);
+            if (g->reqs_left) g->reqs_left--;
+            if (!g->reqs_left) {
+                fast_syscall(s, m, SK_SYS_MISC);
+                if (s->conns) s->conns--;
+                g_destroy(s, m);
+                return;
+            }
+            g->phase = HP_REQ;
+            g_block(s, m, S_NETWORK, SK_NET_READ, W_NET, m->clock + expo(s, s->think_mean));
+            return;
+        default: tg_die("internal: handler phase %u", g->phase);
+        }
+    }
+}
+
+enum { WP_RUN, WP_CONT };
+
+static void run_worker(tg_sim *s, tg_m *m) {
+    tg_g *g = GP(m->g);
+    if (g->phase == WP_RUN) {
+        g->task = g->peer >= 0 ? GP(g->peer)->task : 0;
+        region_begin(s, m, S_RG_WORKER);
+        g = GP(m->g);
+        g->work = tg_chance(&s->rng, TG_P(0.002)) ? tg_range(&s->rng, MSEC(11), MSEC(25))
+                                                  : lognorm(s, US(30));
+        g->phase = WP_CONT;
+    }
+    uint64_t slice = g->work < MSEC(10) ? g->work : MSEC(10);
+    compute(s, m, slice);
+    g = GP(m->g);
+    g->work -= slice;
+    if (g->work) {
+        g_stop(s, m, S_PREEMPTED, SK_PREEMPT);
+        return;
+    }
+    region_end(s, m);
+    g = GP(m->g);
+    if (g->peer >= 0) {
+        int32_t p = g->peer;
+        g->peer = -1;
+        e_unblock(s, m, p, SK_UNBLOCK_CHAN);
+    }
+    g = GP(m->g);
+    g->task = 0;
+    g->phase = WP_RUN;
+    s->idle_workers[s->nidle_workers++] = m->g;
+    g_block(s, m, S_CHANRECV, SK_CHANRECV, W_PEER, 0);
+}
+
+enum { CP_RUN, CP_AFTER };
+
+static void run_child(tg_sim *s, tg_m *m) {
+    tg_g *g = GP(m->g);
+    if (g->phase == CP_RUN) {
+        uint64_t pt = g->peer >= 0 ? GP(g->peer)->task : 0;
+        if (pt && tg_chance(&s->rng, TG_P(0.5))) task_begin(s, m, pt, S_TASK_FANOUT);
+        region_begin(s, m, S_RG_PART);
+        compute(s, m, lognorm(s, US(7)));
+        if (tg_chance(&s->rng, TG_P(0.6))) {
+            fast_syscall(s, m, SK_SYS_WRITE);
+            GP(m->g)->phase = CP_AFTER;
+            g_block(s, m, S_NETWORK, SK_NET_BACKEND, W_NET, m->clock + lognorm(s, US(450)));
+            return;
+        }
+    } else {
+        fast_syscall(s, m, SK_SYS_READ);
+    }
+    compute(s, m, lognorm(s, US(3)));
+    region_end(s, m);
+    if (GP(m->g)->task) task_end(s, m);
+    g = GP(m->g);
+    if (g->peer >= 0) {
+        tg_g *par = GP(g->peer);
+        if (--par->pending == 0) e_unblock(s, m, g->peer, SK_UNBLOCK_WG);
+    }
+    g_destroy(s, m);
+}
+
+static void run_ticker(tg_sim *s, tg_m *m) {
+    compute(s, m, lognorm(s, US(5)));
+    if (tg_chance(&s->rng, TG_P(0.15)))
+    {
+        msgbuf mb = {.n = 0};
+        mb_s(&mb, "flushed ");
+        mb_u(&mb, 100 + tg_below(&s->rng, 5000));
+        mb_s(&mb, " series in ");
+        mb_u(&mb, tg_below(&s->rng, 900));
+        mb_s(&mb, "us");
+        user_log(s, m, S_LOG_METRICS, &mb);
+    }
+    if (s->nsignal && tg_chance(&s->rng, TG_P(0.1))) wake_signal(s, m);
+    if (tg_chance(&s->rng, TG_P(0.04))) go_create(s, m, R_CHILD, PATH_CHILD);
+    tg_g *g = GP(m->g);
+    uint64_t next = m->clock + g->period - g->period / 8 + tg_below(&s->rng, (uint32_t)(g->period / 4 + 1));
+    if (g->variant & 1)
+        g_block(s, m, S_SELECT, SK_SELECT, W_TIMER, next);
+    else
+        g_block(s, m, S_SLEEP, SK_SLEEP, W_TIMER, next);
+}
+
+enum { DP_RUN, DP_WROTE, DP_SYNCED };
+
+static void run_disk(tg_sim *s, tg_m *m) {
+    for (;;) {
+        tg_g *g = GP(m->g);
+        switch (g->phase) {
+        case DP_RUN:
+            compute(s, m, lognorm(s, US(10)));
+            GP(m->g)->phase = DP_WROTE;
+            g_syscall_block(s, m, SK_SYS_PWRITE, lognorm(s, US(90)), 0);
+            return;
+        case DP_WROTE:
+            if (tg_chance(&s->rng, TG_P(0.12))) {
+                g->phase = DP_SYNCED;
+                g_syscall_block(s, m, SK_SYS_FSYNC, lognorm(s, MSEC(1.5)),
+                                tg_chance(&s->rng, TG_P(0.5)) ? 1 : 2);
+                return;
+            }
+            g->phase = DP_SYNCED;
+            continue;
+        default:
+            g->phase = DP_RUN;
+            if (g->pending) {
+                g->pending--;
+                continue;
+            }
+            g_block(s, m, S_CHANRECV, SK_CHANRECV, W_PEER, 0);
+            return;
+        }
+    }
+}
+
+static void run_accept(tg_sim *s, tg_m *m) {
+    /* Accept what queued up (the listen backlog), a few per wake-up like a real accept loop
+     * that goes back to the poller when accept returns EAGAIN. */
+    uint32_t backlog = s->conns < s->target_conns ? s->target_conns - s->conns : 0;
+    uint32_t n = backlog > 8 ? 8 : backlog;
+    if (!n && tg_chance(&s->rng, TG_P(0.3))) n = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        fast_syscall(s, m, SK_SYS_ACCEPT);
+        int32_t c = go_create(s, m, R_HANDLER, PATH_HANDLER);
+        tg_g *cg = GP(c);
+        cg->phase = HP_NEW;
+        cg->reqs_left = 1 + (uint32_t)expo(s, 200);
+        s->conns++;
+    }
+    fast_syscall(s, m, SK_SYS_ACCEPT); /* EAGAIN */
+    g_block(s, m, S_NETWORK, SK_NET_ACCEPT, W_NET,
+            m->clock + (backlog > 8 ? US(50) : expo(s, MSEC(2))));
+}
+
+static void run_scavenger(tg_sim *s, tg_m *m) {
+    gc_cpu(s, m, lognorm(s, US(30)));
+    g_block(s, m, S_SLEEP, SK_SLEEP, W_TIMER, m->clock + tg_range(&s->rng, MSEC(5), MSEC(60)));
+}
+
+static void run_g(tg_sim *s, tg_m *m, bool dedicated) {
+    tg_g *g = GP(m->g);
+    if (g->in_assist) {
+        uint64_t t = ue(s, m, small_dt(s));
+        tg_ev(s, m, t, TDX_EV_GC_MARK_ASSIST_END, 0, 0, 0, 0, 0);
+        g->in_assist = 0;
+    }
+    switch (g->role) {
+    case R_HANDLER: run_handler(s, m); break;
+    case R_WORKER: run_worker(s, m); break;
+    case R_CHILD: run_child(s, m); break;
+    case R_TICKER: run_ticker(s, m); break;
+    case R_DISK: run_disk(s, m); break;
+    case R_ACCEPT: run_accept(s, m); break;
+    case R_GCWORKER: run_gcworker(s, m, dedicated); break;
+    case R_SWEEPER: run_sweeper(s, m); break;
+    case R_SCAVENGER: run_scavenger(s, m); break;
+    default: g_block(s, m, S_FOREVER, SK_PARK, W_NONE, 0); break;
+    }
+}
+
+/* ---- scheduler steps ---- */
+
+/* Go's findRunnable for thread m holding a proc: GC work, timers, local and global queues,
+ * the netpoller, stealing from other procs, idle-time GC work. */
+static int32_t find_runnable(tg_sim *s, tg_m *m, bool *dedicated) {
+    tg_p *p = &s->ps[m->p];
+    *dedicated = false;
+    if (want_dedicated(s, p, m->clock)) {
+        tg_g *w = GP(p->gcw);
+        if (w->status == GS_WAITING && w->wake == W_GC) {
+            unblock_raw(s, m, p->gcw, -1);
+            *dedicated = true;
+            return p->gcw;
+        }
+    }
+    int fired = 0;
+    while (fired < 8 && tw_top(&s->timers) <= m->clock) {
+        int32_t gi = tw_pop(&s->timers);
+        unblock_raw(s, m, gi, -1);
+        runq_put(s, p, gi, false);
+        fired++;
+    }
+    if (fired > 1) wakep(s, m->clock);
+    int32_t gi = -1;
+    if ((tg_rand(&s->rng) & 63) == 0) gi = grq_get(s); /* fairness, as every 61st schedule */
+    if (gi < 0) gi = runq_get(p);
+    if (gi < 0) {
+        gi = grq_get(s);
+        for (int i = 0; gi >= 0 && i < 4 && grq_len(s); i++) runq_put(s, p, grq_get(s), false);
+    }
+    if (gi >= 0) return gi;
+    if (tw_top(&s->netready) <= m->clock) {
+        int n = 0;
+        while (n < 32 && tw_top(&s->netready) <= m->clock) {
+            int32_t r = tw_pop(&s->netready);
+            unblock_raw(s, m, r, -1);
+            if (gi < 0) gi = r;
+            else runq_put(s, p, r, false);
+            n++;
+        }
+        s->last_netpoll = m->clock;
+        if (n > 1) wakep(s, m->clock);
+        return gi;
+    }
+    uint32_t start = tg_below(&s->rng, (uint32_t)s->procs);
+    for (int k = 0; k < s->procs; k++) {
+        tg_p *v = &s->ps[(start + (uint32_t)k) % (uint32_t)s->procs];
+        if (v == p) continue;
+        uint32_t n = v->rq_tail - v->rq_head;
+        if (!n) {
+            if (v->runnext >= 0 && v->status != PS_RUNNING) {
+                gi = v->runnext;
+                v->runnext = -1;
+                return gi;
+            }
+            continue;
+        }
+        uint32_t take = (n + 1) / 2;
+        gi = v->rq[v->rq_head++ % TG_RUNQ];
+        for (uint32_t i = 1; i < take; i++) runq_put(s, p, v->rq[v->rq_head++ % TG_RUNQ], false);
+        return gi;
+    }
+    if (marking_at(s, m->clock) && tg_chance(&s->rng, TG_P(0.5))) {
+        tg_g *w = GP(p->gcw);
+        if (w->status == GS_WAITING && w->wake == W_GC) {
+            unblock_raw(s, m, p->gcw, -1);
+            return p->gcw;
+        }
+    }
+    return -1;
+}
+
+static void sched_step(tg_sim *s, tg_m *m) {
+    bool ded = false;
+    int32_t gi = find_runnable(s, m, &ded);
+    if (gi < 0) {
+        e_proc_stop(s, m);
+        park(s, m);
+        return;
+    }
+    if (m->spinning) {
+        m->spinning = 0;
+        s->nspinning--;
+        if (any_runnable(s)) wakep(s, m->clock);
+    }
+    e_go_start(s, m, gi);
+    run_g(s, m, ded);
+}
+
+static void wake_step(tg_sim *s, tg_m *m) {
+    int32_t pi = m->wake_p;
+    m->wake_p = -1;
+    s->ps[pi].reserved = 0;
+    e_proc_start(s, m, pi);
+    m->state = MS_SCHED;
+    sched_step(s, m);
+}
+
+static void syscall_exit(tg_sim *s, tg_m *m) {
+    int32_t gi = m->g;
+    tg_g *g = GP(gi);
+    if (m->p >= 0) { /* nobody took the proc: the fast path */
+        tg_p *p = &s->ps[m->p];
+        uint64_t t = ue(s, m, 0);
+        tg_ev(s, m, t, TDX_EV_GO_SYSCALL_END, 0, 0, 0, 0, 0);
+        p->status = PS_RUNNING;
+        g->status = GS_RUNNING;
+        m->state = MS_SCHED;
+        m->run_t = t;
+        run_g(s, m, false);
+        return;
+    }
+    /* The proc was stolen or handed off: reacquire an idle one, or queue the goroutine. */
+    m->clock = umax(m->clock, m->steal_t + 1);
+    int32_t pi = idle_p(s);
+    if (pi >= 0) {
+        e_proc_start(s, m, pi);
+        uint64_t t = ue(s, m, small_dt(s));
+        tg_ev(s, m, t, TDX_EV_GO_SYSCALL_END_BLOCKED, 0, 0, 0, 0, 0);
+        g->status = GS_RUNNABLE;
+        g->last_t = t;
+        g->m = -1;
+        m->g = -1;
+        m->ctx_gen = 0;
+        e_go_start(s, m, gi);
+        m->state = MS_SCHED;
+        run_g(s, m, false);
+        return;
+    }
+    uint64_t t = ue(s, m, 0);
+    tg_ev(s, m, t, TDX_EV_GO_SYSCALL_END_BLOCKED, 0, 0, 0, 0, 0);
+    g->status = GS_RUNNABLE;
+    g->last_t = t;
+    g->m = -1;
+    m->g = -1;
+    m->ctx_gen = 0;
+    grq_put(s, gi);
+    park(s, m);
+}
+
+static void netpoll_step(tg_sim *s, tg_m *m) {
+    s->netpoll_m = -1;
+    if (next_io(s) > m->clock) { /* woken early: block again */
+        s->netpoll_m = (int32_t)m->idx;
+        uint64_t w = next_io(s);
+        m->clock = w > UINT64_MAX / 4 ? UINT64_MAX / 4 : w;
+        return;
+    }
+    int32_t pi = idle_p(s);
+    if (pi < 0) { /* every proc is busy: running threads will find the work */
+        m->state = MS_PARKED;
+        s->idle_m[s->nidle_m++] = m->idx;
+        return;
+    }
+    e_proc_start(s, m, pi);
+    m->state = MS_SCHED;
+    sched_step(s, m);
+}
+
+/* sysmon: retakes procs from syscalls and polls the network when nobody has for 10 ms. */
+static void sysmon_step(tg_sim *s, tg_m *m) {
+    bool did = false;
+    uint64_t now = m->clock;
+    for (int i = 0; i < s->procs; i++) {
+        tg_p *p = &s->ps[i];
+        if (p->status != PS_SYSCALL) continue;
+        uint64_t in = now > p->syscall_t ? now - p->syscall_t : 0;
+        if (in < US(20)) continue;
+        if (!runq_len(p) && (s->nspinning || idle_p(s) >= 0) && in < MSEC(10)) continue;
+        e_proc_steal(s, m, i);
+        handoff(s, i, m->clock);
+        did = true;
+    }
+    if (now - s->last_netpoll > MSEC(10) && tw_top(&s->netready) <= now) {
+        int n = 0;
+        while (n < 64 && tw_top(&s->netready) <= m->clock) {
+            int32_t gi = tw_pop(&s->netready);
+            unblock_raw(s, m, gi, -1);
+            grq_put(s, gi);
+            n++;
+        }
+        s->last_netpoll = m->clock;
+        wakep(s, m->clock);
+        did = true;
+    }
+    if (did) {
+        s->sysmon_delay = US(20);
+        s->sysmon_idle = 0;
+    } else if (++s->sysmon_idle > 50 && s->sysmon_delay < MSEC(10)) {
+        s->sysmon_delay *= 2;
+    }
+    m->clock = umax(now, m->last_t) + s->sysmon_delay;
+}
+
+static void step(tg_sim *s, tg_m *m) {
+    switch (m->state) {
+    case MS_WAKE: wake_step(s, m); break;
+    case MS_SCHED: sched_step(s, m); break;
+    case MS_SYSCALL: syscall_exit(s, m); break;
+    case MS_NETPOLL: netpoll_step(s, m); break;
+    case MS_SYSMON: sysmon_step(s, m); break;
+    default: tg_die("internal: stepping a parked thread");
+    }
+    if (m->state == MS_PARKED)
+        m_unschedule(s, m->idx);
+    else
+        m_schedule(s, m->idx);
+}
+
+/* ---- the process as tracing starts ---- */
+
+static int32_t pre_g(tg_sim *s, uint8_t role, uint8_t path, uint32_t reason_cat, int wake,
+                     uint64_t wake_t) {
+    int32_t gi = g_new(s, role, path);
+    tg_g *g = GP(gi);
+    g->status = GS_WAITING;
+    g->wake = (uint8_t)wake;
+    g->bstk = tg_pick(s, (int)reason_cat, path, g->variant) + 1;
+    if (wake == W_TIMER) tw_push(&s->timers, wake_t, gi);
+    if (wake == W_NET) tw_push(&s->netready, wake_t, gi);
+    return gi;
+}
+
+static void populate(tg_sim *s) {
+    uint64_t t0 = s->t0;
+    pre_g(s, R_IDLE, PATH_MAIN, SK_CHANRECV, W_NONE, 0);     /* main: waits for a signal */
+    pre_g(s, R_IDLE, PATH_RUNTIME, SK_PARK, W_NONE, 0);      /* forcegc helper */
+    s->sweeper_g = pre_g(s, R_SWEEPER, PATH_RUNTIME, SK_PARK, W_GC, 0);
+    pre_g(s, R_SCAVENGER, PATH_RUNTIME, SK_SLEEP, W_TIMER, t0 + MSEC(3));
+    pre_g(s, R_IDLE, PATH_RUNTIME, SK_PARK, W_NONE, 0);      /* finalizer */
+    s->next_goid += 10;
+    for (int i = 0; i < s->procs; i++)
+        s->ps[i].gcw = pre_g(s, R_GCWORKER, PATH_RUNTIME, SK_PARK, W_GC, 0);
+    s->next_goid += 20;
+    s->accept_g = pre_g(s, R_ACCEPT, PATH_ACCEPT, SK_NET_ACCEPT, W_NET, t0 + US(200));
+    static const uint64_t periods[] = {MSEC(1), MSEC(2), MSEC(5), MSEC(10), MSEC(25), MSEC(50),
+                                       MSEC(100), MSEC(250), MSEC(1000)};
+    for (int i = 0; i < 12 + s->procs; i++) {
+        uint64_t period = periods[tg_below(&s->rng, sizeof periods / sizeof *periods)];
+        int32_t gi = pre_g(s, R_TICKER, PATH_TICKER, SK_SLEEP, W_TIMER,
+                           t0 + 1 + tg_below(&s->rng, (uint32_t)period));
+        GP(gi)->period = period;
+    }
+    s->ndisk = 2;
+    for (uint32_t i = 0; i < s->ndisk; i++)
+        s->disk_g[i] = pre_g(s, R_DISK, PATH_DISK, SK_CHANRECV, W_PEER, 0);
+    s->capidle_workers = 8u * (uint32_t)s->procs;
+    s->idle_workers = tg_xmalloc(s->capidle_workers * sizeof *s->idle_workers);
+    for (int i = 0; i < 4 * s->procs; i++)
+        s->idle_workers[s->nidle_workers++] = pre_g(s, R_WORKER, PATH_WORKER, SK_CHANRECV, W_PEER, 0);
+    static const uint8_t leaked[] = {SK_PARK, SK_SELECT, SK_CHANRECV, SK_COND, SK_CHANSEND};
+    for (int i = 0; i < 40; i++) {
+        int32_t gi = pre_g(s, R_IDLE, (uint8_t)tg_below(&s->rng, 3), leaked[i % 5], W_NONE, 0);
+        GP(gi)->sigcat = leaked[i % 5];
+    }
+    /* Connections, opened over the process's life (their IDs spread out). */
+    for (uint32_t i = 0; i < s->target_conns; i++) {
+        s->next_goid += tg_below(&s->rng, 40);
+        int32_t gi;
+        uint32_t r = tg_below(&s->rng, 100);
+        if (r < 3) {
+            /* Runnable: the request has arrived. */
+            gi = g_new(s, R_HANDLER, PATH_HANDLER);
+            GP(gi)->status = GS_RUNNABLE;
+            grq_put(s, gi);
+        } else if (r < 6) {
+            /* In the middle of a request that began before tracing (its task and region begin
+             * are not in the trace): waiting for the database. */
+            gi = pre_g(s, R_HANDLER, PATH_HANDLER, SK_NET_BACKEND, W_NET,
+                       t0 + lognorm(s, US(600)));
+            tg_g *g = GP(gi);
+            g->phase = HP_BACKEND_DONE;
+            g->task = s->next_task - 1 - tg_below(&s->rng, 5000);
+            g->nregions = 2;
+            g->rg_task[0] = g->rg_task[1] = g->task;
+            g->rg_name[0] = S_RG_HANDLER;
+            g->rg_name[1] = S_RG_DBQUERY;
+            g->plan = make_plan(s);
+        } else {
+            gi = pre_g(s, R_HANDLER, PATH_HANDLER, SK_NET_READ, W_NET,
+                       t0 + expo(s, s->think_mean));
+        }
+        tg_g *g = GP(gi);
+        if (g->phase == HP_NEW) g->phase = HP_REQ;
+        g->reqs_left = 1 + (uint32_t)expo(s, 200);
+        s->conns++;
+    }
+}
+
+/* runtime/trace.Start, called from the pprof handler: stop the world, announce every proc. */
+static void start_trace(tg_sim *s) {
+    uint32_t m0 = m_new(s);
+    uint32_t smi = m_new(s);
+    for (int i = 0; i < 2 * s->procs; i++) m_new(s);
+    for (uint32_t i = 2; i < s->nms; i++) s->idle_m[s->nidle_m++] = i;
+    tg_m *sm = s->ms[smi];
+    sm->state = MS_SYSMON;
+    sm->clock = s->t0 + US(20);
+    m_schedule(s, smi);
+
+    s->next_goid += tg_range(&s->rng, 100, 5000);
+    int32_t tr = g_new(s, R_TRACER, PATH_HANDLER);
+    tg_m *m = s->ms[m0];
+    tg_g *g = GP(tr);
+    g->status = GS_RUNNING;
+    g->m = (int32_t)m0;
+    m->g = tr;
+    m->p = 0;
+    m->ctx_gen = 0;
+    s->ps[0].status = PS_RUNNING;
+    s->ps[0].m = (int32_t)m0;
+    m->clock = s->t0 + 5;
+    m->run_t = m->clock;
+    uint64_t t = ue(s, m, 1);
+    tg_ev(s, m, t, TDX_EV_PROCS_CHANGE, 2, (uint64_t)s->procs, stk(s, t, SK_PROCS, g), 0, 0);
+    t = ue(s, m, small_dt(s));
+    tg_ev(s, m, t, TDX_EV_STW_BEGIN, 2, str(s, t, S_STW_TRACE), stk(s, t, SK_STW_TRACE, g), 0, 0);
+    t = ue(s, m, 2);
+    tg_ev(s, m, t, TDX_EV_HEAP_GOAL, 1, s->heap_goal, 0, 0, 0);
+    t++;
+    for (int i = 1; i < s->procs; i++) t = proc_status(s, m, (uint32_t)i, t + 1, 1, PS_IDLE);
+    m->clock = t;
+    t = ue(s, m, small_dt(s));
+    tg_ev(s, m, t, TDX_EV_PROCS_CHANGE, 2, (uint64_t)s->procs, stk(s, t, SK_PROCS, g), 0, 0);
+    t = ue(s, m, small_dt(s));
+    tg_ev(s, m, t, TDX_EV_STW_END, 0, 0, 0, 0, 0);
+    t = ue(s, m, small_dt(s));
+    tg_ev(s, m, t, TDX_EV_HEAP_ALLOC, 1, s->heap_alloc, 0, 0, 0);
+    m->clock += US(20);
+    g_block(s, m, S_SLEEP, SK_SLEEP, W_NONE, 0);
+    m_schedule(s, m0);
+    for (int i = 1; i < s->procs; i++) startm(s, i, m->clock, false);
+}
+
+void tg_sim_init(tg_sim *s) {
+    for (int i = 0; i < 1024; i++) {
+        double q = (i + 0.5) / 1024;
+        ln_tab[i] = (uint32_t)(exp(0.9 * norm_inv(q)) * 65536.0);
+        exp_tab[i] = (uint32_t)(-log(1 - q) * 65536.0);
+    }
+    s->rng.s = s->seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
+    tg_code_init(s);
+    /* Ticks since boot of a machine up for a couple of weeks. */
+    s->t0 = 20000000000000ull + tg_rand(&s->rng) % 10000000000000ull;
+    s->gen = 1;
+    s->gen_start = s->t0;
+    s->gen_next = s->t0 + s->gen_len;
+    s->gen_next2 = s->gen_next + s->gen_len;
+    s->tab[1].gen = 1;
+    s->tab[1].first_t = s->t0;
+    s->tab[0].gen = 2;
+    s->mono0 = s->t0 * 64 + 17;
+    s->wall0 = (1740000000ull + tg_below(&s->rng, 30000000)) * 1000000000ull +
+               tg_below(&s->rng, 1000000000);
+
+    s->maxms = 3u * (uint32_t)s->procs + 2;
+    s->ms = tg_xcalloc(s->maxms + 1, sizeof *s->ms);
+    s->step_heap = tg_xcalloc(s->maxms + 1, sizeof *s->step_heap);
+    s->idle_m = tg_xcalloc(s->maxms + 1, sizeof *s->idle_m);
+    s->ps = tg_xcalloc((size_t)s->procs, sizeof *s->ps);
+    for (int i = 0; i < s->procs; i++) {
+        s->ps[i].status = PS_IDLE;
+        s->ps[i].m = -1;
+        s->ps[i].runnext = -1;
+    }
+    s->capgs = 16384;
+    s->gs = tg_xmalloc(s->capgs * sizeof *s->gs);
+    s->gfree = tg_xmalloc(s->capgs * sizeof *s->gfree);
+    s->grq_cap = 1024;
+    s->grq = tg_xmalloc(s->grq_cap * sizeof *s->grq);
+    s->netpoll_m = -1;
+    s->sysmon_delay = US(20);
+    s->next_tid = 1000 + tg_below(&s->rng, 3000000);
+    s->next_goid = 1;
+    s->next_task = 1000 + tg_below(&s->rng, 5000000);
+    s->heap_live = (1600ull << 20) * (uint64_t)s->procs / 8 + tg_below(&s->rng, 400u << 20);
+    s->heap_goal = s->heap_live * 2;
+    s->heap_alloc = s->heap_live + (s->heap_goal - s->heap_live) * tg_below(&s->rng, 80) / 100;
+    s->target_conns = 180u * (uint32_t)s->procs;
+    s->think_mean = MSEC(27);
+    populate(s);
+}
+
+void tg_sim_run(tg_sim *s) {
+    tg_gen_begin(s);
+    start_trace(s);
+    uint32_t n = 0;
+    for (;;) {
+        tg_m *m = s->ms[s->step_heap[0].mi];
+        if (m->clock >= s->gen_next) {
+            tg_gen_write(s, false);
+            if (s->written + tg_pending_bytes(s) >= s->target) break;
+            continue;
+        }
+        step(s, m);
+        if ((++n & 127) == 0 && s->written + tg_pending_bytes(s) >= s->target) break;
+    }
+    tg_gen_write(s, true);
 }

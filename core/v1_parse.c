@@ -10,6 +10,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "pdqsort.h"
 #include "source.h"
 #include "varint.h"
 
@@ -244,9 +245,14 @@ typedef struct blist { /* the batches of one P, in file order */
 typedef struct proc { /* one stream of the merge */
     int32_t pid;
     bool done;
+    bool cand;           /* its head may have become ready since it was last looked at */
+    uint32_t pos;        /* index in the available list, or NOT_AVAIL */
+    uint32_t next_wait;  /* next stream waiting on the same goroutine, or NOT_AVAIL */
     size_t head;
     TDX_VEC(tdx_v1_event) evs; /* the loaded batch (or all CPU samples for the profile stream) */
 } proc;
+
+#define NOT_AVAIL UINT32_MAX
 
 typedef struct fentry { /* a frontier entry */
     tdx_v1_event ev;
@@ -288,6 +294,8 @@ typedef struct parser {
     TDX_VEC(fentry) heap;
     TDX_VEC(gseq) gs;
     tdx_hmap gs_of;
+    TDX_VEC(uint64_t) cands; /* min-heap of (position << 32 | stream) to look at */
+    tdx_hmap waiting;        /* awaited state (wait_key) -> first stream whose head waits for it */
 } parser;
 
 static blist *list_for(parser *ps, int32_t pid) {
@@ -308,6 +316,8 @@ static void parser_free(parser *ps) {
     tdx_vec_free(&ps->heap);
     tdx_vec_free(&ps->gs);
     tdx_hmap_free(&ps->gs_of);
+    tdx_vec_free(&ps->cands);
+    tdx_hmap_free(&ps->waiting);
 }
 
 static void set_off(tdx_v1_event *e, uint64_t off) {
@@ -597,6 +607,95 @@ static bool ready(uint64_t g, gseq cur, gseq init) {
     return g == G_UNORDERED || ((init.seq == SEQ_ANY || init.seq == cur.seq) && init.status == cur.status);
 }
 
+/* ---- which streams to look at ----
+ *
+ * Go's loop looks at every available stream, in list order, after each merged event; a stream
+ * whose head was not ready stays where it is. Looking at such a stream again changes nothing
+ * until the goroutine its head waits for changes state, so only "candidates" are looked at: all
+ * streams at first, a stream put back into the list, and the streams waiting for a goroutine whose
+ * state just changed. Candidates are visited by list position, with Go's swap-removal, so the
+ * order (which decides between equal timestamps) is exactly Go's. */
+
+static void cand_up(uint64_t *h, size_t j) {
+    while (j > 0) {
+        size_t i = (j - 1) / 2;
+        if (h[i] <= h[j]) break;
+        uint64_t t = h[i];
+        h[i] = h[j];
+        h[j] = t;
+        j = i;
+    }
+}
+
+static void cand_down(uint64_t *h, size_t n) {
+    size_t i = 0;
+    for (;;) {
+        size_t j = 2 * i + 1;
+        if (j >= n) break;
+        if (j + 1 < n && h[j + 1] < h[j]) j++;
+        if (h[i] <= h[j]) break;
+        uint64_t t = h[i];
+        h[i] = h[j];
+        h[j] = t;
+        i = j;
+    }
+}
+
+static int mark_cand(parser *ps, uint32_t pi) {
+    proc *pr = &ps->procs.v[pi];
+    pr->cand = true;
+    if (tdx_vec_push(&ps->cands, ((uint64_t)pr->pos << 32) | pi)) return -1;
+    cand_up(ps->cands.v, ps->cands.n - 1);
+    return 0;
+}
+
+/* Go's swap-removal from the available list: the last stream takes position i. */
+static int avail_remove(parser *ps, uint32_t i) {
+    uint32_t gone = ps->avail.v[i], last = ps->avail.v[ps->avail.n - 1];
+    ps->avail.v[i] = last;
+    ps->avail.n--;
+    ps->procs.v[gone].pos = NOT_AVAIL;
+    if (last != gone) {
+        ps->procs.v[last].pos = i;
+        if (ps->procs.v[last].cand) return mark_cand(ps, last);
+    }
+    return 0;
+}
+
+static int avail_append(parser *ps, uint32_t pi) {
+    ps->procs.v[pi].pos = (uint32_t)ps->avail.n;
+    ps->avail.v[ps->avail.n++] = pi;
+    return mark_cand(ps, pi);
+}
+
+/* The key of "goroutine g in state (seq, status)". Different states may share a key: that only
+ * wakes a stream needlessly, never misses one. */
+static uint64_t wait_key(uint64_t g, uint64_t seq, uint8_t status) {
+    return tdx_hash64(g) ^ tdx_hash64(seq * 4 + status + 0x9e3779b97f4a7c15ULL);
+}
+
+static int wait_for(parser *ps, uint64_t key, uint32_t pi) {
+    int ins;
+    uint32_t *slot = tdx_hmap_upsert(&ps->waiting, key, pi, &ins);
+    if (!slot) return -1;
+    ps->procs.v[pi].next_wait = ins ? NOT_AVAIL : *slot;
+    *slot = pi;
+    return 0;
+}
+
+static int wake_waiters(parser *ps, uint64_t key) {
+    uint32_t pi = tdx_hmap_get(&ps->waiting, key);
+    if (pi == TDX_HMAP_EMPTY) return 0;
+    tdx_hmap_del(&ps->waiting, key);
+    while (pi != NOT_AVAIL) {
+        proc *pr = &ps->procs.v[pi];
+        uint32_t next = pr->next_wait;
+        if (pr->pos != NOT_AVAIL && !pr->cand && mark_cand(ps, pi)) return -1;
+        pi = next;
+    }
+    return 0;
+}
+
 static int apply_transition(parser *ps, uint64_t g, gseq init, gseq next, uint64_t off, tdx_err *err) {
     if (g == G_UNORDERED) return 0;
     gseq cur = gs_get(ps, g);
@@ -612,6 +711,10 @@ static int apply_transition(parser *ps, uint64_t g, gseq init, gseq next, uint64
     } else {
         ps->gs.v[*slot] = next;
     }
+    /* Streams waiting for exactly this state, or for this status with any sequence number. */
+    if (wake_waiters(ps, wait_key(g, next.seq, next.status)) ||
+        wake_waiters(ps, wait_key(g, SEQ_ANY, next.status)))
+        return OOM(err);
     return 0;
 }
 
@@ -642,32 +745,39 @@ static void heap_down(fentry *h, size_t i, size_t n) {
     }
 }
 
-static int cmp_sample(const void *a, const void *b) {
-    const tdx_v1_event *x = a, *y = b;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-/* Stable sort of the CPU samples by time (their relative order for equal times is their file
- * order, which is how the runtime's signal handler wrote them). */
-static void sort_samples(tdx_v1_event *v, size_t n) {
-    /* Insertion sort: samples are few and nearly ordered. */
-    for (size_t i = 1; i < n; i++) {
-        tdx_v1_event x = v[i];
-        size_t j = i;
-        while (j > 0 && cmp_sample(&v[j - 1], &x) > 0) {
-            v[j] = v[j - 1];
-            j--;
+/* Orders the CPU samples by their own time with Go's unstable sort (slices.SortFunc), so samples
+ * with equal times end up in the order a Go binary gives them. */
+static int sort_samples(parser *ps) {
+    size_t n = ps->samples.n;
+    if (n < 2) return 0;
+    if (n >= UINT32_MAX) return -1;
+    int64_t *keys = malloc(n * sizeof *keys);
+    uint32_t *idx = malloc(n * sizeof *idx);
+    tdx_v1_event *out = malloc(n * sizeof *out);
+    int rc = -1;
+    if (keys && idx && out) {
+        for (size_t i = 0; i < n; i++) {
+            keys[i] = ps->samples.v[i].ts;
+            idx[i] = (uint32_t)i;
         }
-        v[j] = x;
+        tdx_pdqsort(keys, idx, n);
+        for (size_t i = 0; i < n; i++) out[i] = ps->samples.v[idx[i]];
+        memcpy(ps->samples.v, out, n * sizeof *out);
+        rc = 0;
     }
+    free(keys);
+    free(idx);
+    free(out);
+    return rc;
 }
 
 static int merge(parser *ps, tdx_err *err) {
     tdx_v1_trace *t = ps->t;
-    sort_samples(ps->samples.v, ps->samples.n);
+    if (sort_samples(ps)) return OOM(err);
     /* Streams: one per P with batches, then the CPU samples. Go lists the Ps in map order; we use
      * the order of their first batch in the file. */
     size_t np = ps->lists.n + 1;
+    if (np >= NOT_AVAIL) return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "too many processors");
     if (tdx_vec_reserve(&ps->procs, np) || tdx_vec_reserve(&ps->avail, np) ||
         tdx_vec_reserve(&ps->heap, np) ||
         tdx_vec_reserve(&t->events, ps->nrecords + ps->samples.n))
@@ -687,26 +797,32 @@ static int merge(parser *ps, tdx_err *err) {
     ps->samples.v = NULL;
     ps->samples.n = ps->samples.cap = 0;
     ps->procs.v[ps->procs.n++] = prof;
-    for (size_t i = 0; i < np; i++) ps->avail.v[i] = (uint32_t)i;
-    ps->avail.n = np;
+    for (size_t i = 0; i < np; i++) {
+        ps->procs.v[i].next_wait = NOT_AVAIL;
+        if (avail_append(ps, (uint32_t)i)) return OOM(err);
+    }
     ps->last_p = 0;
     ps->last_g = 0;
     ps->last_ts = 0;
     tdx_v1_decoder_init(&ps->dec, ps->data, ps->size, TDX_HEADER_SIZE, ps->version, &t->strings);
 
     for (;;) {
-        for (ptrdiff_t i = 0; i < (ptrdiff_t)ps->avail.n; i++) {
-            uint32_t pi = ps->avail.v[i];
+        /* Go's pass over the available streams (see "which streams to look at"). */
+        while (ps->cands.n > 0) {
+            uint64_t c = ps->cands.v[0];
+            ps->cands.v[0] = ps->cands.v[--ps->cands.n];
+            cand_down(ps->cands.v, ps->cands.n);
+            uint32_t pi = (uint32_t)c, pos = (uint32_t)(c >> 32);
             proc *pr = &ps->procs.v[pi];
+            if (!pr->cand || pr->pos != pos) continue; /* a stale entry */
+            pr->cand = false;
             bool dropped = false;
             while (pr->head >= pr->evs.n) {
                 int r = load_batch(ps, pr->pid, pr, err);
                 if (r < 0) return -1;
                 if (r == 0) {
                     pr->done = true;
-                    ps->avail.v[i] = ps->avail.v[ps->avail.n - 1];
-                    ps->avail.n--;
-                    i--;
+                    if (avail_remove(ps, pos)) return OOM(err);
                     dropped = true;
                     break;
                 }
@@ -715,14 +831,15 @@ static int merge(parser *ps, tdx_err *err) {
             const tdx_v1_event *e = &pr->evs.v[pr->head];
             gseq init, next;
             uint64_t g = transition_of(e, &init, &next);
-            if (!ready(g, g == G_UNORDERED ? (gseq){0, 0} : gs_get(ps, g), init)) continue;
+            if (!ready(g, g == G_UNORDERED ? (gseq){0, 0} : gs_get(ps, g), init)) {
+                if (wait_for(ps, wait_key(g, init.seq, init.status), pi)) return OOM(err);
+                continue;
+            }
             fentry f = {*e, pi};
             pr->head++;
-            ps->avail.v[i] = ps->avail.v[ps->avail.n - 1];
-            ps->avail.n--;
             ps->heap.v[ps->heap.n++] = f;
             heap_up(ps->heap.v, ps->heap.n - 1);
-            i--;
+            if (avail_remove(ps, pos)) return OOM(err);
         }
         if (ps->heap.n == 0) {
             for (size_t i = 0; i < ps->procs.n; i++)
@@ -748,7 +865,7 @@ static int merge(parser *ps, tdx_err *err) {
         }
         if (tdx_vec_push(&t->events, f.ev)) return OOM(err);
         if (apply_transition(ps, g, init, next, tdx_v1_event_off(&f.ev), err)) return -1;
-        ps->avail.v[ps->avail.n++] = f.proc;
+        if (avail_append(ps, f.proc)) return OOM(err);
     }
     return 0;
 }

@@ -11,15 +11,37 @@
 
 /* ---- numbers ---- */
 
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
+static int count_digits(uint64_t v) {
+    int n = 1;
+    for (;;) {
+        if (v < 10) return n;
+        if (v < 100) return n + 1;
+        if (v < 1000) return n + 2;
+        if (v < 10000) return n + 3;
+        v /= 10000;
+        n += 4;
+    }
+}
+
 size_t tdx_json_u64(char *buf, uint64_t v) {
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
-    return n;
+    int n = count_digits(v), i = n;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100) * 2;
+        v /= 100;
+        buf[--i] = digits2[r + 1];
+        buf[--i] = digits2[r];
+    }
+    if (v >= 10) {
+        buf[--i] = digits2[v * 2 + 1];
+        buf[--i] = digits2[v * 2];
+    } else {
+        buf[--i] = (char)('0' + v);
+    }
+    return (size_t)n;
 }
 
 size_t tdx_json_i64(char *buf, int64_t v) {
@@ -418,20 +440,22 @@ void tdx_jsplit_init(tdx_jsplit *s, const tdx_vgframes *frames, int64_t max) {
     memset(s, 0, sizeof *s);
     s->frames = *frames;
     s->max = max;
+    s->piece = 1;
 }
 
-int tdx_jsplit_event(void *ctx, const tdx_vev *ev) {
-    tdx_jsplit *s = ctx;
-    s->scratch.n = 0;
-    if (tdx_json_event(&s->scratch, ev)) return s->err = 1, -1;
-    if (ev->required) {
-        s->nrequired++;
-        s->required_bytes += s->scratch.n;
-        return 0;
-    }
-    tdx_jsplit_rec r = {ev->ts, (uint32_t)(s->scratch.n + 2), (uint32_t)ev->sf, (uint32_t)ev->esf};
-    if (tdx_vec_push(&s->recs, r)) return s->err = 1, -1;
-    return 0;
+void tdx_jsplit_init_online(tdx_jsplit *s, const tdx_vgframes *frames, int64_t max,
+                            uint64_t required_size) {
+    tdx_jsplit_init(s, frames, max);
+    s->online = true;
+    s->required = required_size;
+}
+
+uint64_t tdx_jsplit_required_size(uint64_t n, uint64_t bytes) {
+    static const char head[] = "{\"traceEvents\":[";
+    static const char tail[] = "],\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n";
+    static const char empty[] = "{\"traceEvents\":null,\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n";
+    if (n == 0) return sizeof empty - 1;
+    return sizeof head - 1 + bytes + (n - 1) + sizeof tail - 1;
 }
 
 static int ndigits(uint64_t v) {
@@ -443,87 +467,107 @@ static int ndigits(uint64_t v) {
     return n;
 }
 
-static int64_t go_duration_of(double usec) { return (int64_t)(usec * 1000); }
-
-static void range_at(tdx_vrange *r, const tdx_jsplit *s, size_t start, size_t end, size_t last) {
-    double ts0 = (double)s->recs.v[start].ts / 1000.0, ts1 = (double)s->recs.v[last].ts / 1000.0;
+static void range_set(tdx_vrange *r, uint64_t start, uint64_t end, int64_t ts0, int64_t ts1) {
+    /* Go: time.Duration(ts * 1000) of the float64 microseconds */
     r->start = (int64_t)start;
     r->end = (int64_t)end;
-    r->start_time = go_duration_of(ts0);
-    r->end_time = go_duration_of(ts1);
+    r->start_time = (int64_t)((double)ts0 / 1000.0 * 1000);
+    r->end_time = (int64_t)((double)ts1 / 1000.0 * 1000);
     char a[40], b[40];
     tdx_go_duration(a, sizeof a, r->start_time);
     tdx_go_duration(b, sizeof b, r->end_time);
     snprintf(r->name, sizeof r->name, "%s-%s", a, b);
 }
 
+/* One step of cmd/trace's walk over the optional events (its Flush loop). */
+static int split_step(tdx_jsplit *s, uint64_t required, int64_t ts, uint32_t size, uint32_t sf,
+                      uint32_t esf) {
+    uint64_t i = s->n++;
+    if (i == s->start) s->start_ts = ts;
+    s->last_ts = ts;
+    s->events += size;
+    uint32_t chains[2] = {sf, esf};
+    for (int c = 0; c < 2; c++) {
+        for (uint32_t id = chains[c]; id;) {
+            if (id >= s->seen.n) {
+                size_t want = (size_t)id + 1 + id / 2;
+                if (tdx_vec_reserve(&s->seen, want)) return -1;
+                memset(s->seen.v + s->seen.n, 0, (want - s->seen.n) * sizeof *s->seen.v);
+                s->seen.n = want;
+            }
+            if (s->seen.v[id] == s->piece) break; /* its ancestors were counted with it */
+            tdx_str func;
+            uint64_t line;
+            uint32_t parent;
+            if (s->frames.frame(s->frames.self, id, &func, &line, &parent)) break;
+            s->seen.v[id] = s->piece;
+            /* "<id>":{"name":"<func>:<line>"[,"parent":<p>]}, as stackFrameEncodedSize */
+            uint64_t sz = 15 + func.n + 1 + (uint64_t)(line ? ndigits(line) : 1) + ndigits(id);
+            if (parent) sz += 10 + ndigits(parent);
+            s->frames_size += sz;
+            id = parent;
+        }
+    }
+    if (required + s->frames_size + s->events < (uint64_t)s->max) return 0;
+    tdx_vrange r;
+    range_set(&r, s->start, i + 1, s->start_ts, ts);
+    if (tdx_vec_push(&s->ranges, r)) return -1;
+    s->start = i + 1;
+    s->events = s->frames_size = 0;
+    s->piece++;
+    return 0;
+}
+
+int tdx_jsplit_event(void *ctx, const tdx_vev *ev) {
+    tdx_jsplit *s = ctx;
+    if (s->err) return -1;
+    s->scratch.n = 0;
+    if (tdx_json_event(&s->scratch, ev)) return s->err = 1, -1;
+    if (ev->required) {
+        s->nrequired++;
+        s->required_bytes += s->scratch.n;
+        return 0;
+    }
+    uint32_t size = (uint32_t)(s->scratch.n + 2);
+    if (s->online) {
+        if (split_step(s, s->required, ev->ts, size, (uint32_t)ev->sf, (uint32_t)ev->esf))
+            return s->err = 1, -1;
+        return 0;
+    }
+    tdx_jsplit_rec r = {ev->ts, size, (uint32_t)ev->sf, (uint32_t)ev->esf};
+    if (tdx_vec_push(&s->recs, r)) return s->err = 1, -1;
+    return 0;
+}
+
 int tdx_jsplit_finish(tdx_jsplit *s, tdx_vrange **out, size_t *nout) {
     *out = NULL;
     *nout = 0;
     if (s->err) return -1;
-    /* requiredSize: {"traceEvents":[E,...],"stackFrames":{},"displayTimeUnit":"ns"} + "\n" */
-    static const char tail[] = "],\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n";
-    uint64_t required = s->nrequired
-                            ? 16 + s->required_bytes + (s->nrequired - 1) + sizeof tail - 1
-                            : sizeof "{\"traceEvents\":null,\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n" - 1;
-    TDX_VEC(uint32_t) piece = {0}; /* per frame id: number of the piece that counted it (+1) */
-    TDX_VEC(tdx_vrange) rs = {0};
-    uint32_t pno = 1;
-    uint64_t events = 0, frames = 0;
-    size_t start = 0, n = s->recs.n;
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        const tdx_jsplit_rec *r = &s->recs.v[i];
-        events += r->size;
-        uint32_t chains[2] = {r->sf, r->esf};
-        for (int c = 0; c < 2 && !rc; c++) {
-            for (uint32_t id = chains[c]; id;) {
-                if (id >= piece.n) {
-                    size_t want = (size_t)id + 1 + id / 2;
-                    if (tdx_vec_reserve(&piece, want)) {
-                        rc = -1;
-                        break;
-                    }
-                    memset(piece.v + piece.n, 0, (want - piece.n) * sizeof *piece.v);
-                    piece.n = want;
-                }
-                if (piece.v[id] == pno) break; /* its ancestors were counted with it */
-                tdx_str func;
-                uint64_t line;
-                uint32_t parent;
-                if (s->frames.frame(s->frames.self, id, &func, &line, &parent)) break;
-                piece.v[id] = pno;
-                uint64_t sz = 15 + func.n + 1 + (uint64_t)(line ? ndigits(line) : 1) + ndigits(id);
-                if (parent) sz += 10 + ndigits(parent);
-                frames += sz;
-                id = parent;
-            }
+    uint64_t required = tdx_jsplit_required_size(s->nrequired, s->required_bytes);
+    if (s->online) {
+        if (required != s->required) return -1; /* the size given up front was wrong */
+    } else {
+        for (size_t i = 0; i < s->recs.n; i++) {
+            const tdx_jsplit_rec *r = &s->recs.v[i];
+            if (split_step(s, required, r->ts, r->size, r->sf, r->esf)) return s->err = 1, -1;
         }
-        if (required + frames + events < (uint64_t)s->max) continue;
-        tdx_vrange rg;
-        range_at(&rg, s, start, i + 1, i);
-        if (tdx_vec_push(&rs, rg)) rc = -1;
-        start = i + 1;
-        events = frames = 0;
-        pno++;
     }
-    if (!rc && rs.n > 1 && n > 0 && start < n - 1) {
-        tdx_vrange rg;
-        range_at(&rg, s, start, n - 1, n - 1);
-        if (tdx_vec_push(&rs, rg)) rc = -1;
+    if (s->ranges.n <= 1) return 0;
+    if (s->n > 0 && s->start < s->n - 1) {
+        tdx_vrange r;
+        range_set(&r, s->start, s->n - 1, s->start_ts, s->last_ts);
+        if (tdx_vec_push(&s->ranges, r)) return s->err = 1, -1;
     }
-    tdx_vec_free(&piece);
-    if (rc || rs.n <= 1) {
-        tdx_vec_free(&rs);
-        return rc;
-    }
-    *out = rs.v;
-    *nout = rs.n;
+    *out = s->ranges.v;
+    *nout = s->ranges.n;
+    memset(&s->ranges, 0, sizeof s->ranges);
     return 0;
 }
 
 void tdx_jsplit_free(tdx_jsplit *s) {
     tdx_vec_free(&s->recs);
+    tdx_vec_free(&s->seen);
+    tdx_vec_free(&s->ranges);
     tdx_vec_free(&s->scratch);
 }
 

@@ -73,7 +73,9 @@ typedef struct tdx_jsonw {
     void *wctx;
     tdx_vgframes frames;
     int64_t start, end; /* optional events with index in [start, end] are written */
-    int64_t index;      /* index of the next event received (required ones included) */
+    int64_t index;      /* index of the next event received (required ones included); when a
+                         * generator restored from a checkpoint feeds the writer, set it to the
+                         * checkpoint's optional-event count first */
     uint64_t written;
     tdx_buf out;
     TDX_VEC(uint8_t) mark; /* per frame id: referenced by a written event */
@@ -110,17 +112,36 @@ typedef struct tdx_jsplit_rec {
 typedef struct tdx_jsplit {
     tdx_vgframes frames;
     int64_t max;
-    TDX_VEC(tdx_jsplit_rec) recs; /* one per optional event (24 bytes each) */
+    bool online;       /* the required size was known up front: nothing is recorded */
+    uint64_t required; /* online: requiredSize */
+    TDX_VEC(tdx_jsplit_rec) recs; /* record mode: one per optional event (24 bytes each) */
     uint64_t nrequired, required_bytes;
+    /* the walk over the optional events */
+    uint64_t n, start;
+    int64_t start_ts, last_ts;
+    uint64_t events, frames_size;
+    uint32_t piece;
+    TDX_VEC(uint32_t) seen; /* per frame id: piece that counted it */
+    TDX_VEC(tdx_vrange) ranges;
     tdx_buf scratch;
     int err;
 } tdx_jsplit;
 
+/* Record mode: remembers size, time and stacks of every optional event (24 bytes each) and splits
+ * at the end, once the metadata (requiredSize) is known. */
 void tdx_jsplit_init(tdx_jsplit *s, const tdx_vgframes *frames, int64_t max);
+/* Online mode: requiredSize is given up front (see tdx_jsplit_required_size and
+ * tdx_viewgen_meta_size), so ranges are cut as events arrive, in memory proportional to the
+ * frames only. The result is identical to record mode when the given size is right. */
+void tdx_jsplit_init_online(tdx_jsplit *s, const tdx_vgframes *frames, int64_t max,
+                            uint64_t required_size);
+/* cmd/trace's requiredSize for n metadata events whose compact JSON totals `bytes`:
+ * the length of {"traceEvents":[...],"stackFrames":{},"displayTimeUnit":"ns"} plus a line feed. */
+uint64_t tdx_jsplit_required_size(uint64_t n, uint64_t bytes);
 /* A tdx_vev_fn: ctx is the tdx_jsplit. */
 int tdx_jsplit_event(void *ctx, const tdx_vev *ev);
-/* Computes the ranges once generation is complete (frames all exist then). *out is malloc'd
- * (NULL and 0 when the trace is not split). */
+/* Computes the ranges once generation is complete. *out is malloc'd (NULL and 0 when the trace
+ * is not split). In online mode the metadata seen is checked against the size given up front. */
 int tdx_jsplit_finish(tdx_jsplit *s, tdx_vrange **out, size_t *n);
 void tdx_jsplit_free(tdx_jsplit *s);
 

@@ -68,6 +68,8 @@ typedef struct tdx_summary {
     int64_t sync_ts;      /* last Sync time (summary's syncTs) */
     uint64_t valid_events; /* events up to and including the last Sync (what cmd/trace keeps) */
     int64_t valid_end;     /* time of that Sync: cmd/trace's endTime */
+    int64_t max_proc;       /* largest proc id of any proc transition (at least 0) ... */
+    int64_t valid_max_proc; /* ... among the events cmd/trace keeps (the proc view's maxProc) */
     /* goroutines: records, the latest per id */
     TDX_VEC(tdx_sumg) gs;
     tdx_hmap g_idx;
@@ -104,5 +106,10 @@ int tdx_summary_related(const tdx_summary *s, int64_t goid, uint64_t nevents, in
  * t0/tend for missing start/end events. *out (malloc'd) holds task indexes. */
 int tdx_summary_task_list(const tdx_summary *s, uint32_t task, int64_t t0, int64_t tend,
                           uint32_t **out, size_t *n);
+
+/* Serialization (the store must be the one the summary's ids refer to); load into a summary
+ * freshly initialized over the reloaded store. */
+int tdx_summary_save(const tdx_summary *s, tdx_buf *out);
+int tdx_summary_load(tdx_summary *s, const uint8_t *p, size_t n, tdx_err *err);
 
 #endif

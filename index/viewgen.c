@@ -91,6 +91,7 @@ struct tdx_viewgen {
     int64_t t0, tlast;
     uint64_t nsync;
     uint64_t nopt, arrow_seq, async_seq;
+    uint64_t broken; /* places where Go's generator would have panicked */
     int64_t gst[5], gst_prev[5];
     int64_t th[3], th_prev[3]; /* InSyscall, InSyscallRuntime, Running */
     uint64_t heap_alloc, heap_goal, prev_alloc, prev_goal;
@@ -468,6 +469,7 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
      * lane nothing can be drawn: the execution slice and the range pieces are skipped, but the
      * state is reset as a stop would. A missing start time is drawn as it stands. */
     bool drawable = g->lane != NONE;
+    if (!drawable || g->run_start == 0) vg->broken++;
     if (drawable)
         slice(vg, gname(vg, g), elapsed(vg, g->run_start), sub_ns(t, g->run_start), g->lane, sf,
               esf, NULL);
@@ -488,6 +490,7 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
     for (size_t i = 0; i < g->active.n; i++) {
         arange *r = &g->active.v[i];
         /* Go panics on a range that has not started (time 0); such a range is skipped. */
+        if (r->time == 0 && drawable) vg->broken++;
         if (r->time == 0 || !drawable) continue;
         uint32_t s1 = stk(vg, r->stack);
         slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(t, r->time), g->lane, s1, 0,
@@ -1048,6 +1051,44 @@ static void process_meta(tdx_viewgen *vg, uint64_t pid, const char *name, int64_
     meta(vg, "process_sort_index", pid, 0, cstr(name), true, sort);
 }
 
+/* procGenerator.Finish's lane names: "Proc 0" .. "Proc <maxProc>". */
+static void proc_lanes(tdx_viewgen *vg) {
+    char nm[48];
+    for (int64_t p = 0; p <= vg->max_proc; p++) {
+        int n = snprintf(nm, sizeof nm, "Proc %lld", (long long)p);
+        resource(vg, (uint64_t)p, (tdx_str){(const uint8_t *)nm, (uint32_t)n});
+    }
+}
+
+/* Emitter.Flush: the metadata events, in the fixed order of the spec (2.8). */
+static void flush_meta(tdx_viewgen *vg) {
+    const char *rtype = vg->view == TDX_VIEW_PROC     ? "PROCS"
+                        : vg->view == TDX_VIEW_THREAD ? "OS THREADS"
+                                                      : "G";
+    uint64_t focus =
+        vg->view == TDX_VIEW_GOROUTINE && vg->focus != TDX_NO_ID ? (uint64_t)vg->focus : 0;
+    process_meta(vg, 1, "STATS", 0);
+    if (vg->tlanes.n) process_meta(vg, 2, "TASKS", 1);
+    if (vg->tlanes.n) qsort(vg->tlanes.v, vg->tlanes.n, sizeof *vg->tlanes.v, cmp_lane);
+    for (size_t i = 0; i < vg->tlanes.n; i++) {
+        const named_lane *l = &vg->tlanes.v[i];
+        if (i && l->id == vg->tlanes.v[i - 1].id) continue;
+        thread_meta(vg, 2, l->id, (tdx_str){vg->names.v + l->off, (uint32_t)l->len}, l->sort);
+    }
+    process_meta(vg, 0, rtype, 2);
+    thread_meta(vg, 0, TDX_LANE_GC, cstr("GC"), -6);
+    thread_meta(vg, 0, TDX_LANE_NETPOLL, cstr("Network"), -5);
+    thread_meta(vg, 0, TDX_LANE_TIMERS, cstr("Timers"), -4);
+    thread_meta(vg, 0, TDX_LANE_SYSCALL, cstr("Syscalls"), -3);
+    if (vg->lanes.n) qsort(vg->lanes.v, vg->lanes.n, sizeof *vg->lanes.v, cmp_lane);
+    for (size_t i = 0; i < vg->lanes.n; i++) {
+        const named_lane *l = &vg->lanes.v[i];
+        if (i && l->id == vg->lanes.v[i - 1].id) continue;
+        int64_t sort = focus != 0 && l->id == focus ? -2 : (int64_t)l->id;
+        thread_meta(vg, 0, l->id, (tdx_str){vg->names.v + l->off, (uint32_t)l->len}, sort);
+    }
+}
+
 int tdx_viewgen_finish(tdx_viewgen *vg) {
     if (vg->err || vg->finished || !vg->started) return -1;
     vg->finished = true;
@@ -1060,9 +1101,6 @@ int tdx_viewgen_finish(tdx_viewgen *vg) {
             for (size_t k = 0; k < t->regions.n; k++) emit_region(vg, t->regions.v[k], tend);
         }
     }
-    const char *rtype = vg->view == TDX_VIEW_PROC ? "PROCS"
-                        : vg->view == TDX_VIEW_THREAD ? "OS THREADS"
-                                                      : "G";
     /* Outstanding proc ranges (proc view), by (name, proc). */
     for (size_t i = 0; i < vg->pranges.n; i++) {
         const prange *r = &vg->pranges.v[i];
@@ -1091,10 +1129,7 @@ int tdx_viewgen_finish(tdx_viewgen *vg) {
     free(ord);
     char nm[48];
     if (vg->view == TDX_VIEW_PROC) {
-        for (int64_t p = 0; p <= vg->max_proc; p++) {
-            int n = snprintf(nm, sizeof nm, "Proc %lld", (long long)p);
-            resource(vg, (uint64_t)p, (tdx_str){(const uint8_t *)nm, (uint32_t)n});
-        }
+        proc_lanes(vg);
     } else if (vg->view == TDX_VIEW_THREAD) {
         int64_t *ms = malloc((vg->threads.n ? vg->threads.n : 1) * sizeof *ms);
         if (!ms) return vg->err = 1, -1;
@@ -1108,31 +1143,49 @@ int tdx_viewgen_finish(tdx_viewgen *vg) {
         }
         free(ms);
     }
-    uint64_t focus = vg->view == TDX_VIEW_GOROUTINE && vg->focus != TDX_NO_ID ? (uint64_t)vg->focus
-                                                                                : 0;
-    /* Flush: the metadata. Lane names are stored in vg->names, which no longer grows. */
-    process_meta(vg, 1, "STATS", 0);
-    if (vg->tlanes.n) process_meta(vg, 2, "TASKS", 1);
-    if (vg->tlanes.n) qsort(vg->tlanes.v, vg->tlanes.n, sizeof *vg->tlanes.v, cmp_lane);
-    for (size_t i = 0; i < vg->tlanes.n; i++) {
-        const named_lane *l = &vg->tlanes.v[i];
-        if (i && l->id == vg->tlanes.v[i - 1].id) continue;
-        thread_meta(vg, 2, l->id, (tdx_str){vg->names.v + l->off, (uint32_t)l->len}, l->sort);
-    }
-    process_meta(vg, 0, rtype, 2);
-    thread_meta(vg, 0, TDX_LANE_GC, cstr("GC"), -6);
-    thread_meta(vg, 0, TDX_LANE_NETPOLL, cstr("Network"), -5);
-    thread_meta(vg, 0, TDX_LANE_TIMERS, cstr("Timers"), -4);
-    thread_meta(vg, 0, TDX_LANE_SYSCALL, cstr("Syscalls"), -3);
-    if (vg->lanes.n) qsort(vg->lanes.v, vg->lanes.n, sizeof *vg->lanes.v, cmp_lane);
-    for (size_t i = 0; i < vg->lanes.n; i++) {
-        const named_lane *l = &vg->lanes.v[i];
-        if (i && l->id == vg->lanes.v[i - 1].id) continue;
-        int64_t sort = focus != 0 && l->id == focus ? -2 : (int64_t)l->id;
-        thread_meta(vg, 0, l->id, (tdx_str){vg->names.v + l->off, (uint32_t)l->len}, sort);
-    }
+    flush_meta(vg);
     if (vg->store->oom) vg->err = 1;
     return vg->err ? -1 : 0;
+}
+
+typedef struct meta_count {
+    uint64_t n, bytes;
+    tdx_buf b;
+} meta_count;
+
+static int count_meta(void *ctx, const tdx_vev *ev) {
+    meta_count *c = ctx;
+    c->b.n = 0;
+    if (tdx_json_event(&c->b, ev)) return -1;
+    c->n++;
+    c->bytes += c->b.n;
+    return 0;
+}
+
+int tdx_viewgen_proc_meta_size(int64_t max_proc, uint64_t *n, uint64_t *bytes) {
+    tdx_vgstore st;
+    if (tdx_vgstore_init(&st)) return -1;
+    tdx_vgtree tr;
+    tdx_vgtree_init(&tr, &st);
+    tdx_vgframes fr = tdx_vgtree_frames(&tr);
+    meta_count c = {0, 0, {0}};
+    tdx_viewgen_opts o;
+    tdx_viewgen_opts_default(&o);
+    tdx_viewgen *vg = tdx_viewgen_new(&o, &st, &fr, count_meta, &c);
+    int rc = -1;
+    if (vg) {
+        vg->max_proc = max_proc;
+        proc_lanes(vg);
+        flush_meta(vg);
+        rc = vg->err ? -1 : 0;
+    }
+    *n = c.n;
+    *bytes = c.bytes;
+    tdx_viewgen_free(vg);
+    tdx_vec_free(&c.b);
+    tdx_vgtree_free(&tr);
+    tdx_vgstore_free(&st);
+    return rc;
 }
 
 /* ---- construction ---- */
@@ -1212,7 +1265,7 @@ void tdx_viewgen_free(tdx_viewgen *vg) {
 }
 
 tdx_viewgen_counters tdx_viewgen_counters_get(const tdx_viewgen *vg) {
-    return (tdx_viewgen_counters){vg->nopt, vg->arrow_seq, vg->async_seq};
+    return (tdx_viewgen_counters){vg->nopt, vg->arrow_seq, vg->async_seq, vg->broken};
 }
 
 /* ---- query resolution (jsontrace.go's handler) ---- */
@@ -1318,20 +1371,32 @@ int tdx_viewgen_resolve(const tdx_viewquery *q, const tdx_summary *s, int64_t t0
 
 #define MAGIC "TDXVG1"
 
-int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
+int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) { return tdx_viewgen_save_pruned(vg, b, NULL, NULL); }
+
+void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t async_seq) {
+    vg->arrow_seq = arrow_seq;
+    vg->async_seq = async_seq;
+}
+
+int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
+                            void *kctx) {
     int rc = tdx_buf_append(b, MAGIC, 6);
     rc |= tdx_ser_u(b, (uint64_t)vg->view);
     rc |= tdx_ser_u(b, (uint64_t)vg->started | (uint64_t)vg->finished << 1);
     rc |= tdx_ser_i(b, vg->t0) | tdx_ser_i(b, vg->tlast) | tdx_ser_u(b, vg->nsync);
     rc |= tdx_ser_u(b, vg->nopt) | tdx_ser_u(b, vg->arrow_seq) | tdx_ser_u(b, vg->async_seq);
+    rc |= tdx_ser_u(b, vg->broken);
     for (int i = 0; i < 5; i++) rc |= tdx_ser_i(b, vg->gst[i]) | tdx_ser_i(b, vg->gst_prev[i]);
     for (int i = 0; i < 3; i++) rc |= tdx_ser_i(b, vg->th[i]) | tdx_ser_i(b, vg->th_prev[i]);
     rc |= tdx_ser_u(b, vg->heap_alloc) | tdx_ser_u(b, vg->heap_goal);
     rc |= tdx_ser_u(b, vg->prev_alloc) | tdx_ser_u(b, vg->prev_goal);
     rc |= tdx_ser_u(b, vg->gomaxprocs) | tdx_ser_i(b, vg->max_proc);
-    rc |= tdx_ser_u(b, vg->gs.n);
+    size_t kept = 0;
+    for (size_t i = 0; i < vg->gs.n; i++) kept += !keep || keep(kctx, vg->gs.v[i].id);
+    rc |= tdx_ser_u(b, kept);
     for (size_t i = 0; i < vg->gs.n && !rc; i++) {
         const vg_g *g = &vg->gs.v[i];
+        if (keep && !keep(kctx, g->id)) continue;
         rc |= tdx_ser_i(b, g->id) | tdx_ser_u(b, g->lane) | tdx_ser_i(b, g->run_start);
         rc |= tdx_ser_i(b, g->sys_time) | tdx_ser_i(b, g->cause_time) | tdx_ser_u(b, g->cause_lane);
         rc |= tdx_ser_u(b, g->func) | tdx_ser_u(b, g->label) | tdx_ser_u(b, g->block_reason);
@@ -1357,8 +1422,15 @@ int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
             rc = -1;
     if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
     rc |= tdx_ser_u(b, ps.n);
-    for (size_t i = 0; i < ps.n && !rc; i++)
-        rc |= tdx_ser_i(b, ps.v[i]) | tdx_ser_u(b, tdx_hmap_get(&vg->insys, (uint64_t)ps.v[i]));
+    for (size_t i = 0; i < ps.n && !rc; i++) {
+        /* Record indexes shift when records are pruned; a goroutine in a syscall is never pruned. */
+        uint32_t gi = tdx_hmap_get(&vg->insys, (uint64_t)ps.v[i]), ni = gi;
+        if (keep) {
+            ni = 0;
+            for (uint32_t k = 0; k < gi; k++) ni += keep(kctx, vg->gs.v[k].id);
+        }
+        rc |= tdx_ser_i(b, ps.v[i]) | tdx_ser_u(b, ni);
+    }
     tdx_vec_free(&ps);
     rc |= tdx_ser_u(b, vg->granges.n);
     for (size_t i = 0; i < vg->granges.n; i++)
@@ -1390,6 +1462,7 @@ int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *er
     vg->nopt = tdx_deser_u(&d);
     vg->arrow_seq = tdx_deser_u(&d);
     vg->async_seq = tdx_deser_u(&d);
+    vg->broken = tdx_deser_u(&d);
     for (int i = 0; i < 5; i++) {
         vg->gst[i] = tdx_deser_i(&d);
         vg->gst_prev[i] = tdx_deser_i(&d);

@@ -78,12 +78,21 @@ int tdx_viewgen_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *g);
 /* After the last event: task/region emission, the view's Finish, then the metadata events. */
 int tdx_viewgen_finish(tdx_viewgen *vg);
 
-/* Counters: optional events emitted so far (the output index of the next one), and the last
- * flow-arrow and async-slice ids used. */
+/* The metadata events of a default proc view (no tasks) whose largest proc id is max_proc:
+ * their number and total compact-JSON bytes. With tdx_jsplit_required_size this is cmd/trace's
+ * requiredSize, so ranges can be split online (tdx_jsplit_init_online). */
+int tdx_viewgen_proc_meta_size(int64_t max_proc, uint64_t *n, uint64_t *bytes);
+
+/* Counters: optional events emitted so far (the output index of the next one), the last
+ * flow-arrow and async-slice ids used, and how often the trace broke an invariant that makes Go's
+ * generator panic (spec 4.17; e.g. old-format go119-annotations): there this generator skips
+ * what cannot be drawn (a stop without a lane draws nothing; a range that never started is
+ * not drawn) and carries on. */
 typedef struct tdx_viewgen_counters {
     uint64_t optional;
     uint64_t arrow_seq;
     uint64_t async_seq;
+    uint64_t broken; /* stops of non-running goroutines or unstarted ranges (Go panics there) */
 } tdx_viewgen_counters;
 tdx_viewgen_counters tdx_viewgen_counters_get(const tdx_viewgen *vg);
 
@@ -91,6 +100,14 @@ tdx_viewgen_counters tdx_viewgen_counters_get(const tdx_viewgen *vg);
  * strings are store ids, so the same store, or an extension of it, must be used to restore).
  * Restore into a generator created with the same options that has not been fed yet. */
 int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *out);
+/* The same, keeping only the goroutines keep(ctx, id) accepts: goroutines that no longer exist
+ * never draw again, so a checkpoint mid-trace can leave them out (Finish needs them: save the
+ * final state unpruned). */
+int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *out, bool (*keep)(void *, int64_t),
+                            void *ctx);
+/* Overrides the flow-arrow and async-slice sequence numbers (a windowed query restored from a
+ * checkpoint counts only what its own window emitted). */
+void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t async_seq);
 int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *err);
 
 #endif

@@ -322,3 +322,35 @@ static int tree_frame(void *self, uint32_t id, tdx_str *func, uint64_t *line, ui
 tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t) {
     return (tdx_vgframes){t, tree_stack, tree_frame};
 }
+
+int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out) {
+    /* The frame ids in order: each one's store node (frame id i is node_of[i]). */
+    uint32_t n = tdx_vgtree_nframes(t);
+    int rc = tdx_ser_u(out, n);
+    for (uint32_t i = 1; i <= n && !rc; i++) rc = tdx_ser_u(out, t->node_of.v[i]);
+    return rc ? -1 : 0;
+}
+
+int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err) {
+    tdx_deser d = {p, p + n, 0};
+    uint64_t count = tdx_deser_u(&d);
+    size_t nn = tdx_vgstore_nnodes(t->store);
+    if (d.bad || count >= nn + 1 || count > n) goto bad;
+    t->node_of.n = 0;
+    t->id_of.n = 0;
+    if (tdx_vec_reserve(&t->node_of, count + 1) || tdx_vec_reserve(&t->id_of, nn + nn / 2 + 1))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    t->id_of.n = nn + nn / 2 + 1;
+    memset(t->id_of.v, 0, t->id_of.n * sizeof *t->id_of.v);
+    t->node_of.v[t->node_of.n++] = 0;
+    for (uint64_t i = 1; i <= count; i++) {
+        uint32_t node = tdx_deser_u32(&d, nn);
+        if (d.bad || node == 0 || t->id_of.v[node]) goto bad;
+        t->node_of.v[t->node_of.n++] = node;
+        t->id_of.v[node] = (uint32_t)i;
+    }
+    if (d.p != d.end) goto bad;
+    return 0;
+bad:
+    return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "damaged viewer frame tree in the index");
+}

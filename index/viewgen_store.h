@@ -118,4 +118,8 @@ static inline uint32_t tdx_vgtree_nframes(const tdx_vgtree *t) {
 /* The interface over t. */
 tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t);
 
+/* Serialization of the ids assigned so far; load into a tree initialized over the same store. */
+int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out);
+int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err);
+
 #endif

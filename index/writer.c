@@ -6,6 +6,8 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include <unistd.h>
+
 #include "atomic_file.h"
 #include "core/hmap.h"
 #include "evcodec.h"
@@ -23,8 +25,17 @@ typedef struct resmap {
     TDX_VEC(res_rec) v;
 } resmap;
 
+typedef struct {
+    tdx_buf tab; /* section table records */
+    uint32_t count;
+} sectab;
+
 struct tdx_iwriter {
     tdx_afile f;
+    sectab st;
+    tdx_gen tabgen; /* the global tables shaped as generation tables (second phase) */
+    bool tabgen_built;
+    int64_t max_proc; /* the largest proc of any proc transition (the proc view's maxProc) */
     tdx_err err;
     int failed;
     int version;
@@ -39,6 +50,7 @@ struct tdx_iwriter {
     tdx_buf evdir;
     tdx_buf gens;
     uint64_t events_off; /* file offset of the EVENTS section */
+    uint64_t events_end; /* and of its end (later sections follow it) */
     uint64_t nevents, nblocks;
     uint64_t gen_first_event, gen_first_block;
     int64_t first_time, last_time, gen_first_time;
@@ -98,12 +110,16 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
         tdx_iwriter_abort(w);
         return NULL;
     }
-    w->events_off = TDX_IDX_HEADER_SIZE;
+    w->events_off = w->events_end = TDX_IDX_HEADER_SIZE;
+    w->max_proc = 0;
+    tdx_gen_init(&w->tabgen, NULL, 0);
     return w;
 }
 
 static void free_all(tdx_iwriter *w) {
     tdx_tables_free(&w->tab);
+    tdx_gen_free(&w->tabgen);
+    tdx_vec_free(&w->st.tab);
     tdx_evenc_free(&w->enc);
     tdx_vec_free(&w->block);
     tdx_vec_free(&w->blockbuf);
@@ -165,6 +181,7 @@ static int flush_block(tdx_iwriter *w) {
     }
     w->block.n = 0;
     w->nblocks++;
+    w->events_end = w->f.written;
     return 0;
 }
 
@@ -189,6 +206,8 @@ int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
     if (e.kind < 15) w->kinds[e.kind]++;
     if (see(&w->ms, e.m, e.time) || see(&w->ps, e.p, e.time) || see(&w->gs, e.g, e.time))
         return FAIL_OOM(w);
+    if (e.kind == TDX_KIND_STATE_TRANSITION && e.res_kind == TDX_RES_PROC && e.res > w->max_proc)
+        w->max_proc = e.res;
     if (e.kind == TDX_KIND_STATE_TRANSITION && e.res != e.g && e.res != e.p &&
         see(e.res_kind == TDX_RES_PROC ? &w->ps : &w->gs, e.res, e.time))
         return FAIL_OOM(w);
@@ -216,12 +235,61 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
     return 0;
 }
 
-/* ---- sections ---- */
+/* ---- the second phase: reading the blocks back ---- */
 
-typedef struct {
-    tdx_buf tab; /* section table records */
-    uint32_t count;
-} sectab;
+int64_t tdx_iwriter_max_proc(const tdx_iwriter *w) { return w->max_proc; }
+uint64_t tdx_iwriter_nevents(const tdx_iwriter *w) { return w->nevents; }
+size_t tdx_iwriter_nblocks(const tdx_iwriter *w) { return (size_t)w->nblocks; }
+
+const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
+    if (w->tabgen_built) return &w->tabgen;
+    tdx_tables *t = &w->tab;
+    tdx_gen *g = &w->tabgen;
+    uint32_t ns = tdx_tables_nstrings(t), nk = tdx_tables_nstacks(t);
+    if (tdx_vec_reserve(&g->strings, ns) || tdx_vec_reserve(&g->frames, t->frames.n) ||
+        tdx_vec_reserve(&g->stacks, nk) || tdx_vec_reserve(&g->stack_frames, t->stack_frames.n)) {
+        fail(w, TDX_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < ns; i++)
+        g->strings.v[i] = (tdx_str){t->str_bytes.v + t->str_off.v[i],
+                                    (uint32_t)(t->str_off.v[i + 1] - t->str_off.v[i])};
+    g->strings.n = ns;
+    for (size_t i = 0; i < t->frames.n; i++) {
+        const tdx_gframe *f = &t->frames.v[i];
+        g->frames.v[i] = (tdx_frame){.pc = f->pc, .line = f->line, .func = f->func, .file = f->file};
+    }
+    g->frames.n = t->frames.n;
+    memcpy(g->stack_frames.v, t->stack_frames.v, t->stack_frames.n * sizeof *t->stack_frames.v);
+    g->stack_frames.n = t->stack_frames.n;
+    for (uint32_t i = 0; i < nk; i++)
+        g->stacks.v[i] = (tdx_stack){i, (uint32_t)t->stack_off.v[i],
+                                     (uint32_t)(t->stack_off.v[i + 1] - t->stack_off.v[i])};
+    g->stacks.n = nk;
+    w->tabgen_built = true;
+    return g;
+}
+
+int tdx_iwriter_read_block(tdx_iwriter *w, size_t b, tdx_event *out, size_t *n, tdx_err *err) {
+    if (b >= w->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no block %zu", b);
+    const uint8_t *d = w->evdir.v + b * D_SIZE;
+    uint64_t off = w->events_off + tdx_rd64(d + D_OFFSET);
+    uint32_t len = tdx_rd32(d + D_LENGTH), ne = tdx_rd32(d + D_NEVENTS);
+    w->blockbuf.n = 0;
+    if (tdx_vec_reserve(&w->blockbuf, len)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    size_t got = 0;
+    while (got < len) {
+        ssize_t k = pread(w->f.fd, w->blockbuf.v + got, len - got, (off_t)(off + got));
+        if (k <= 0) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot read back the index being built");
+        got += (size_t)k;
+    }
+    if (tdx_evdec_block(w->blockbuf.v, len, ne, out))
+        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: an event block does not decode");
+    *n = ne;
+    return 0;
+}
+
+/* ---- sections ---- */
 
 static int put_section(tdx_iwriter *w, sectab *st, uint32_t kind, uint32_t flags, const void *p,
                        size_t n) {
@@ -275,7 +343,7 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
     tdx_le32(rec, TDX_SEC_EVENTS);
     tdx_le32(rec + 4, TDX_SECF_BLOCKED);
     tdx_le64(rec + 8, w->events_off);
-    tdx_le64(rec + 16, w->f.written - w->events_off);
+    tdx_le64(rec + 16, w->events_end - w->events_off);
     tdx_le64(rec + 24, 0);
     if (tdx_buf_append(&st->tab, rec, sizeof rec)) return FAIL_OOM(w);
     st->count++;
@@ -349,8 +417,17 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
     return rc;
 }
 
+int tdx_iwriter_section(tdx_iwriter *w, uint32_t kind, const void *p, size_t n, tdx_err *err) {
+    if (w->failed || put_section(w, &w->st, kind, 0, p, n)) {
+        *err = w->err;
+        return -1;
+    }
+    return 0;
+}
+
 int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
-    sectab st = {{0}, 0};
+    sectab st = w->st;
+    memset(&w->st, 0, sizeof w->st);
     int rc = w->failed ? -1 : flush_block(w);
     if (!rc) rc = write_sections(w, &st);
     uint64_t tab_off = w->f.written;

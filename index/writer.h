@@ -3,6 +3,7 @@
 #ifndef TDX_WRITER_H
 #define TDX_WRITER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -18,6 +19,19 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
 /* The tdx_emit_fn and tdx_gen_done_fn to pass to tdx_read_trace. */
 int tdx_iwriter_event(void *w, const tdx_event *e, const tdx_gen *g);
 int tdx_iwriter_gen_done(void *w, const tdx_gen *g, uint64_t index, uint64_t nevents);
+
+/* ---- the second phase (views), after every event was written ---- */
+
+/* The largest proc id of any proc state transition. */
+int64_t tdx_iwriter_max_proc(const tdx_iwriter *w);
+uint64_t tdx_iwriter_nevents(const tdx_iwriter *w);
+size_t tdx_iwriter_nblocks(const tdx_iwriter *w);
+/* The global tables in the shape of a generation's tables (the ids events carry). */
+const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w);
+/* Reads event block b back (out holds TDX_EVBLOCK_EVENTS events). */
+int tdx_iwriter_read_block(tdx_iwriter *w, size_t b, tdx_event *out, size_t *n, tdx_err *err);
+/* Appends a section of the given kind now (written before the table sections). */
+int tdx_iwriter_section(tdx_iwriter *w, uint32_t kind, const void *p, size_t n, tdx_err *err);
 
 /* The XXH3 of every trace byte, when the caller computed it while reading (else finish does). */
 void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h);

@@ -24,6 +24,8 @@ static const char viewjson_help[] =
     "  --ranges         print the ranges cmd/trace splits the output into (100 MiB each) as\n"
     "                   JSON, instead of the document (cmd/trace computes them for the default\n"
     "                   proc view)\n"
+    "  --ranges-recorded  the same, computed by recording every event and splitting at the end\n"
+    "                   (the online default needs the metadata size up front; self-test)\n"
     "  --checkpoint-every N  self-test: every N events, save the generator state, restore it\n"
     "                   into a fresh generator and continue with that one (output must not\n"
     "                   change)\n"
@@ -121,7 +123,7 @@ int cmd_viewjson(int argc, char **argv) {
     tdx_viewquery q;
     memset(&q, 0, sizeof q);
     int jobs = tdx_ncpus();
-    bool ranges = false, quiet = false, has_start = false, has_end = false;
+    bool ranges = false, record = false, quiet = false, has_start = false, has_end = false;
     int64_t start = 0, end = INT64_MAX;
     uint64_t every = 0;
     for (int i = 1; i < argc; i++) {
@@ -155,6 +157,8 @@ int cmd_viewjson(int argc, char **argv) {
                 return cli_usage_error("viewjson", "--checkpoint-every needs a positive count");
         } else if (!strcmp(a, "--ranges")) {
             ranges = true;
+        } else if (!strcmp(a, "--ranges-recorded")) {
+            ranges = record = true;
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
         } else if (!strcmp(a, "-j")) {
@@ -226,7 +230,15 @@ int cmd_viewjson(int argc, char **argv) {
     res.opts.tend = sum.valid_end;
     tdx_vgframes frames = tdx_vgtree_frames(&tree);
     if (ranges) {
-        tdx_jsplit_init(&sp, &frames, TDX_SPLIT_MAX);
+        /* The default proc view's metadata is known from the summary (its largest proc id), so
+         * the ranges are cut online; other views record every event and cut at the end. */
+        bool dflt = !q.thread && !q.has_goid && !q.has_focustask && !q.has_taskid;
+        uint64_t nmeta, meta_bytes;
+        if (dflt && !record && tdx_viewgen_proc_meta_size(sum.valid_max_proc, &nmeta, &meta_bytes) == 0)
+            tdx_jsplit_init_online(&sp, &frames, TDX_SPLIT_MAX,
+                                   tdx_jsplit_required_size(nmeta, meta_bytes));
+        else
+            tdx_jsplit_init(&sp, &frames, TDX_SPLIT_MAX);
         sp_init = true;
         vg = tdx_viewgen_new(&res.opts, &store, &frames, tdx_jsplit_event, &sp);
     } else {
@@ -279,6 +291,11 @@ int cmd_viewjson(int argc, char **argv) {
     } else {
         if (tdx_jsonw_finish(&w) || fflush(stdout)) goto write_failed;
     }
+    tdx_viewgen_counters cnt = tdx_viewgen_counters_get(vg);
+    if (cnt.broken)
+        fprintf(stderr, "traceidx: %s: warning: %" PRIu64 " goroutine stop%s broke an invariant "
+                        "of Go's generator (go tool trace would fail here); drawn as far as "
+                        "the state allows\n", path, cnt.broken, cnt.broken == 1 ? "" : "s");
     if (every)
         fprintf(stderr, "traceidx: %" PRIu64 " checkpoints restored, %.1f KB each on average\n",
                 p2.checkpoints, p2.checkpoints ? (double)p2.bytes / 1024.0 / (double)p2.checkpoints : 0.0);

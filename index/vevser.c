@@ -1,0 +1,66 @@
+/* vevser.c: viewer event records. */
+#include "vevser.h"
+
+#include <string.h>
+
+/* cname and cat values the generator uses (pointers to static strings): coded by position. */
+static const char *const statics[] = {
+    "Region", "user event",
+    "thread_state_uninterruptible", "thread_state_iowait", "thread_state_running",
+    "thread_state_runnable", "thread_state_unknown", "light_memory_dump", "background_memory_dump",
+    "detailed_memory_dump", "good", "bad", "terrible", "olive", "rail_response", "rail_animation",
+    "rail_idle", "rail_load", "heap_dump_child_node_arrow", "cq_build_running", "cq_build_passed",
+    "cq_build_failed", "cq_build_abandoned", "cq_build_attempt_runnig", "cq_build_attempt_passed"};
+enum { NSTATIC = sizeof statics / sizeof *statics };
+
+static uint64_t static_code(const char *s) {
+    if (!s) return 0;
+    for (int i = 0; i < NSTATIC; i++)
+        if (!strcmp(s, statics[i])) return (uint64_t)i + 1;
+    return 0; /* unknown: dropped (never happens with the generator's values) */
+}
+
+int tdx_vev_save(tdx_buf *b, const tdx_vev *ev, tdx_vgstore *store) {
+    uint32_t name = tdx_vgstore_intern(store, ev->name.p, ev->name.n);
+    uint32_t scope = tdx_vgstore_intern(store, ev->scope.p, ev->scope.n);
+    uint32_t as = tdx_vgstore_intern(store, ev->args.s.p, ev->args.s.n);
+    if (store->oom) return -1;
+    int rc = tdx_buf_append(b, &ev->ph, 1);
+    rc |= tdx_ser_u(b, (uint64_t)ev->required | static_code(ev->cname) << 1 | static_code(ev->cat) << 6);
+    rc |= tdx_ser_u(b, name) | tdx_ser_u(b, scope) | tdx_ser_i(b, ev->ts) | tdx_ser_i(b, ev->dur);
+    rc |= tdx_ser_u(b, ev->pid) | tdx_ser_u(b, ev->tid) | tdx_ser_u(b, ev->id);
+    rc |= tdx_ser_i(b, ev->sf) | tdx_ser_i(b, ev->esf);
+    rc |= tdx_ser_u(b, ev->args.kind);
+    if (ev->args.kind)
+        rc |= tdx_ser_u(b, ev->args.u[0]) | tdx_ser_u(b, ev->args.u[1]) | tdx_ser_u(b, ev->args.u[2]) |
+              tdx_ser_u(b, as);
+    return rc ? -1 : 0;
+}
+
+int tdx_vev_load(tdx_deser *d, tdx_vev *ev, const tdx_vgstore *store) {
+    memset(ev, 0, sizeof *ev);
+    if (d->p >= d->end) return -1;
+    ev->ph = (char)*d->p++;
+    uint64_t flags = tdx_deser_u(d);
+    uint64_t ns = tdx_vgstore_nstrings(store);
+    ev->required = flags & 1;
+    uint64_t cn = (flags >> 1) & 31, ct = flags >> 6;
+    if (cn > NSTATIC || ct > NSTATIC) return -1;
+    ev->cname = cn ? statics[cn - 1] : NULL;
+    ev->cat = ct ? statics[ct - 1] : NULL;
+    ev->name = tdx_vgstore_str(store, tdx_deser_u32(d, ns));
+    ev->scope = tdx_vgstore_str(store, tdx_deser_u32(d, ns));
+    ev->ts = tdx_deser_i(d);
+    ev->dur = tdx_deser_i(d);
+    ev->pid = tdx_deser_u(d);
+    ev->tid = tdx_deser_u(d);
+    ev->id = tdx_deser_u(d);
+    ev->sf = tdx_deser_i(d);
+    ev->esf = tdx_deser_i(d);
+    ev->args.kind = (uint8_t)tdx_deser_u(d);
+    if (ev->args.kind) {
+        for (int i = 0; i < 3; i++) ev->args.u[i] = tdx_deser_u(d);
+        ev->args.s = tdx_vgstore_str(store, tdx_deser_u32(d, ns));
+    }
+    return d->bad ? -1 : 0;
+}
