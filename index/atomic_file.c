@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int io_err(tdx_err *err, const char *what, const char *path, int e) {
@@ -32,6 +33,21 @@ int tdx_afile_open(tdx_afile *f, const char *path, tdx_err *err) {
         tdx_afile_abort(f);
         return io_err(err, "cannot create a temporary file beside", path, e);
     }
+    /* mkstemp creates 0600; give the file the mode a plain creat() would (0666 & ~umask). */
+    mode_t um = umask(0);
+    umask(um);
+    if (fchmod(f->fd, 0666 & ~um) != 0) {
+        int e = errno;
+        tdx_afile_abort(f);
+        return io_err(err, "cannot set the mode of", path, e);
+    }
+    return 0;
+}
+
+int tdx_afile_truncate(tdx_afile *f, uint64_t off, tdx_err *err) {
+    if (ftruncate(f->fd, (off_t)off) != 0 || lseek(f->fd, (off_t)off, SEEK_SET) < 0)
+        return io_err(err, "cannot truncate", f->tmp, errno);
+    f->written = off;
     return 0;
 }
 

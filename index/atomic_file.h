@@ -19,6 +19,8 @@ int tdx_afile_open(tdx_afile *f, const char *path, tdx_err *err);
 int tdx_afile_write(tdx_afile *f, const void *p, size_t n, tdx_err *err);
 /* Writes at an absolute offset (for patching headers); does not move the append position. */
 int tdx_afile_pwrite(tdx_afile *f, const void *p, size_t n, uint64_t off, tdx_err *err);
+/* Cuts the file back to off bytes (the append position follows). */
+int tdx_afile_truncate(tdx_afile *f, uint64_t off, tdx_err *err);
 /* fsync, rename over the target, fsync the directory. On failure the temporary file is removed. */
 int tdx_afile_commit(tdx_afile *f, tdx_err *err);
 /* Removes the temporary file (safe after a failed or successful commit). */

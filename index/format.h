@@ -1,4 +1,4 @@
-/* format.h: the index file's on-disk layout, version 1 (documented in docs/index-format.md):
+/* format.h: the index file's on-disk layout, version 2 (documented in docs/index-format.md):
  * header, section table, section kinds and fixed-size records, all little-endian. */
 #ifndef TDX_FORMAT_H
 #define TDX_FORMAT_H
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define TDX_IDX_MAGIC "TRACEIDX"
-#define TDX_IDX_VERSION 1
+#define TDX_IDX_VERSION 2
 #define TDX_IDX_HEADER_SIZE 128
 #define TDX_IDX_SECTION_SIZE 32
 
@@ -39,8 +39,13 @@ enum tdx_section_kind {
     TDX_SEC_GOROUTINES = 8,
     TDX_SEC_PROCS = 9,
     TDX_SEC_THREADS = 10,
-    TDX_SEC_VIEWS = 11,
-    TDX_SEC_RANGES = 12,
+    TDX_SEC_VGSTORE = 11,   /* the viewer's strings and stack prefix tree (viewgen_store) */
+    TDX_SEC_RANGES = 12,    /* cmd/trace's split ranges of the proc view */
+    TDX_SEC_SUMMARY = 13,   /* Go's trace summary (goroutines, tasks, regions, unblock edges) */
+    TDX_SEC_VIEW_PROC = 14, /* + view (TDX_VIEW_*): a view's directory (viewsec.h) */
+    TDX_SEC_VIEW_THREAD = 15,
+    TDX_SEC_VIEW_GOROUTINE = 16,
+    TDX_SEC_VIEWDATA = 17, /* checkpoints, long items, names (blocked: hashes in the directories) */
     TDX_SEC_COUNT_
 };
 

@@ -511,6 +511,7 @@ static int split_step(tdx_jsplit *s, uint64_t required, int64_t ts, uint32_t siz
     if (required + s->frames_size + s->events < (uint64_t)s->max) return 0;
     tdx_vrange r;
     range_set(&r, s->start, i + 1, s->start_ts, ts);
+    r.bytes = required + s->frames_size + s->events;
     if (tdx_vec_push(&s->ranges, r)) return -1;
     s->start = i + 1;
     s->events = s->frames_size = 0;
@@ -556,6 +557,7 @@ int tdx_jsplit_finish(tdx_jsplit *s, tdx_vrange **out, size_t *nout) {
     if (s->n > 0 && s->start < s->n - 1) {
         tdx_vrange r;
         range_set(&r, s->start, s->n - 1, s->start_ts, s->last_ts);
+        r.bytes = required + s->frames_size + s->events;
         if (tdx_vec_push(&s->ranges, r)) return s->err = 1, -1;
     }
     *out = s->ranges.v;

@@ -101,6 +101,7 @@ typedef struct tdx_vrange {
     char name[96];
     int64_t start, end;           /* optional-event indexes, both inclusive */
     int64_t start_time, end_time; /* ns */
+    uint64_t bytes;               /* the size estimate that closed the range (cmd/trace's sum) */
 } tdx_vrange;
 
 typedef struct tdx_jsplit_rec {

@@ -24,7 +24,10 @@ const char *tdx_section_name(uint32_t kind) {
         [TDX_SEC_GENS] = "GENS",     [TDX_SEC_EVDIR] = "EVDIR",
         [TDX_SEC_EVENTS] = "EVENTS", [TDX_SEC_GOROUTINES] = "GOROUTINES",
         [TDX_SEC_PROCS] = "PROCS",   [TDX_SEC_THREADS] = "THREADS",
-        [TDX_SEC_VIEWS] = "VIEWS",   [TDX_SEC_RANGES] = "RANGES"};
+        [TDX_SEC_VGSTORE] = "VGSTORE", [TDX_SEC_RANGES] = "RANGES",
+        [TDX_SEC_SUMMARY] = "SUMMARY", [TDX_SEC_VIEW_PROC] = "VIEW_PROC",
+        [TDX_SEC_VIEW_THREAD] = "VIEW_THREAD", [TDX_SEC_VIEW_GOROUTINE] = "VIEW_GOROUTINE",
+        [TDX_SEC_VIEWDATA] = "VIEWDATA"};
     return kind < TDX_SEC_COUNT_ && n[kind] ? n[kind] : "UNKNOWN";
 }
 

@@ -472,7 +472,7 @@ int tdx_summary_save(const tdx_summary *s, tdx_buf *b) {
     rc |= tdx_ser_u(b, s->tasks.n);
     for (size_t i = 0; i < s->tasks.n && !rc; i++) {
         const tdx_sumtask *t = &s->tasks.v[i];
-        rc |= tdx_ser_u(b, t->id) | tdx_ser_u(b, t->name) | tdx_ser_u(b, (uint64_t)t->parent + 1);
+        rc |= tdx_ser_u(b, t->id) | tdx_ser_u(b, t->name) | tdx_ser_u(b, t->parent == TDX_SUM_NONE ? 0 : (uint64_t)t->parent + 1);
         rc |= save_sumev(b, &t->start) | save_sumev(b, &t->end) | save_sumev(b, &t->first_log);
         rc |= tdx_ser_u(b, t->nlogs) | tdx_ser_u(b, t->children.n);
         for (size_t k = 0; k < t->children.n; k++) rc |= tdx_ser_u(b, t->children.v[k]);

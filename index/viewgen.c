@@ -77,6 +77,7 @@ struct tdx_viewgen {
     size_t ntasks;
     bool regions;
     int64_t opt_tend;
+    bool overlap;
     /* plumbing */
     tdx_vgstore *store;
     tdx_vgframes fr;
@@ -163,10 +164,26 @@ static void out(tdx_viewgen *vg, const tdx_vev *ev) {
     if (!vg->err && vg->sink(vg->sink_ctx, ev)) vg->err = 1;
 }
 
+/* The window rule of slices and async slices. */
+static inline bool keep_span(const tdx_viewgen *vg, int64_t ts, int64_t dur) {
+    int64_t end = add_ns(ts, dur);
+    if (vg->overlap) return ts <= vg->wend && end >= vg->wstart;
+    return within(vg, ts) || within(vg, end);
+}
+
+/* The window rule of arrows. */
+static inline bool keep_arrow(const tdx_viewgen *vg, int64_t from, int64_t to) {
+    if (vg->overlap) {
+        int64_t lo = from < to ? from : to, hi = from < to ? to : from;
+        return lo <= vg->wend && hi >= vg->wstart;
+    }
+    return within(vg, from) && within(vg, to);
+}
+
 static void slice_any(tdx_viewgen *vg, tdx_str name, int64_t ts, int64_t dur, uint64_t lane,
                       uint32_t sf, uint32_t esf, const tdx_vargs *a, uint64_t pid,
                       const char *cname) {
-    if (!within(vg, ts) && !within(vg, add_ns(ts, dur))) return;
+    if (!keep_span(vg, ts, dur)) return;
     tdx_vev ev;
     memset(&ev, 0, sizeof ev);
     ev.name = name;
@@ -207,7 +224,7 @@ static void instant(tdx_viewgen *vg, tdx_str name, int64_t ts, uint64_t lane, ui
 static void arrow(tdx_viewgen *vg, tdx_str name, int64_t from, int64_t to, uint64_t lfrom,
                   uint64_t lto, uint32_t sf, uint64_t pid) {
     if (pid == 0 && (!pass(vg, lfrom) || !pass(vg, lto))) return;
-    if (!within(vg, from) || !within(vg, to)) return;
+    if (!keep_arrow(vg, from, to)) return;
     vg->arrow_seq++;
     tdx_vev ev;
     memset(&ev, 0, sizeof ev);
@@ -966,7 +983,7 @@ static void emit_region(tdx_viewgen *vg, uint32_t ri, int64_t tend) {
     uint32_t esf = stk(vg, r->end.present ? r->end.stack : 0);
     int64_t ts = elapsed(vg, st), dur = sub_ns(et, st);
     uint64_t lane = (uint64_t)gid;
-    if (!within(vg, ts) && !within(vg, add_ns(ts, dur))) return;
+    if (!keep_span(vg, ts, dur)) return;
     if (!pass(vg, lane)) return;
     char scope[20];
     int sn = snprintf(scope, sizeof scope, "%llx", (unsigned long long)r->task);
@@ -1210,6 +1227,7 @@ tdx_viewgen *tdx_viewgen_new(const tdx_viewgen_opts *o, tdx_vgstore *store,
     vg->sum = o->summary;
     vg->regions = o->regions;
     vg->opt_tend = o->tend;
+    vg->overlap = o->overlap;
     vg->store = store;
     vg->fr = *frames;
     vg->sink = sink;
@@ -1565,5 +1583,91 @@ int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *er
         return tdx_errf(err, oom ? TDX_ENOMEM : TDX_EINDEX, TDX_NO_OFFSET,
                         oom ? "out of memory" : "damaged viewer-generator checkpoint");
     }
+    return 0;
+}
+
+/* ---- serving windows from the index ---- */
+
+void tdx_viewgen_emit_item(tdx_viewgen *vg, const tdx_vev *ev, size_t n) {
+    tdx_vev a = ev[0];
+    switch (a.ph) {
+    case 'X':
+        if (a.pid == 0 && !pass(vg, a.tid)) return;
+        if (!keep_span(vg, a.ts, a.dur)) return;
+        out(vg, &a);
+        return;
+    case 'I':
+        if (!within(vg, a.ts) || !pass(vg, a.tid)) return;
+        out(vg, &a);
+        return;
+    case 'C':
+        if (within(vg, a.ts)) out(vg, &a);
+        return;
+    case 's': {
+        if (n < 2) return;
+        tdx_vev b = ev[1];
+        if (a.pid == 0 && (!pass(vg, a.tid) || !pass(vg, b.tid))) return;
+        if (!keep_arrow(vg, a.ts, b.ts)) return;
+        a.id = b.id = ++vg->arrow_seq;
+        out(vg, &a);
+        out(vg, &b);
+        return;
+    }
+    case 'b': {
+        if (n < 2) return;
+        tdx_vev b = ev[1];
+        if (!keep_span(vg, a.ts, sub_ns(b.ts, a.ts)) || !pass(vg, a.tid)) return;
+        a.id = b.id = ++vg->async_seq;
+        out(vg, &a);
+        out(vg, &b);
+        return;
+    }
+    default: out(vg, &a); return;
+    }
+}
+
+void tdx_viewgen_emit_counters(tdx_viewgen *vg, int64_t ts) {
+    static const int64_t zero[5];
+    if (!within(vg, ts)) return;
+    if (memcmp(vg->gst_prev, zero, sizeof vg->gst_prev) != 0)
+        counter(vg, "Goroutines", ts, TDX_VARG_GOROUTINES, (uint64_t)vg->gst_prev[VS_RUNNING],
+                (uint64_t)vg->gst_prev[VS_RUNNABLE], (uint64_t)vg->gst_prev[VS_WAITING_GC]);
+    if (vg->view != TDX_VIEW_GOROUTINE && memcmp(vg->th_prev, zero, sizeof vg->th_prev) != 0)
+        counter(vg, "Threads", ts, TDX_VARG_THREADS, (uint64_t)vg->th_prev[2],
+                (uint64_t)vg->th_prev[0], 0);
+    if (vg->prev_alloc || vg->prev_goal) {
+        uint64_t diff = vg->prev_goal > vg->prev_alloc ? vg->prev_goal - vg->prev_alloc : 0;
+        counter(vg, "Heap", ts, TDX_VARG_HEAP, vg->prev_alloc, diff, 0);
+    }
+}
+
+static int cmp_name(const void *a, const void *b) {
+    int64_t x = ((const tdx_vgname *)a)->id, y = ((const tdx_vgname *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+int tdx_viewgen_names(const tdx_viewgen *vg, bool (*keep)(void *, int64_t), void *ctx,
+                      tdx_vgname **out, size_t *n) {
+    size_t k = 0;
+    tdx_vgname *v = malloc((vg->gs.n ? vg->gs.n : 1) * sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < vg->gs.n; i++) {
+        const vg_g *g = &vg->gs.v[i];
+        if (keep && keep(ctx, g->id)) continue;
+        v[k++] = (tdx_vgname){g->id, g->func, g->label, g->named != 0};
+    }
+    if (k) qsort(v, k, sizeof *v, cmp_name);
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+int tdx_viewgen_add_named(tdx_viewgen *vg, const tdx_vgname *nm) {
+    if (g_find(vg, nm->id)) return 0;
+    vg_g *g = g_get(vg, nm->id);
+    if (!g) return -1;
+    g->func = nm->func;
+    g->label = nm->label;
+    g->named = nm->named;
     return 0;
 }

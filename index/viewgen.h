@@ -39,6 +39,10 @@ typedef struct tdx_viewgen_opts {
     /* Trace end (time of the last event) used for task emission and Finish. 0 = the time of the
      * last event fed to the generator (the normal case). */
     int64_t tend;
+    /* traceidx's time windows (not Go's rule): a slice or async slice is kept when it overlaps
+     * the window, an arrow when the interval between its ends does. Go keeps a slice only when
+     * one of its ends lies inside, and an arrow only when both do. */
+    bool overlap;
 } tdx_viewgen_opts;
 
 void tdx_viewgen_opts_default(tdx_viewgen_opts *o);
@@ -109,5 +113,31 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *out, bool (*keep)(vo
  * checkpoint counts only what its own window emitted). */
 void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t async_seq);
 int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *err);
+
+/* ---- serving windows from the index ---- */
+
+/* Emits a viewer event recorded from a full run with default options (n = 1, or n = 2 for the
+ * two halves of a flow arrow or async slice), applying this generator's window and filter as
+ * the emitter primitive that made it would, and numbering arrows and async slices from this
+ * generator's counters. */
+void tdx_viewgen_emit_item(tdx_viewgen *vg, const tdx_vev *ev, size_t n);
+
+/* Emits the Goroutines, Threads (proc and thread views) and Heap counters with their current
+ * values at elapsed time ts (a window's values as of its start); counters never set are skipped. */
+void tdx_viewgen_emit_counters(tdx_viewgen *vg, int64_t ts);
+
+/* The lane-name state of a goroutine (gState.name()'s inputs). */
+typedef struct tdx_vgname {
+    int64_t id;
+    uint32_t func, label; /* store string ids */
+    bool named;
+} tdx_vgname;
+
+/* The names of the goroutines keep(ctx, id) rejects, sorted by id (*out malloc'd). A pruned
+ * checkpoint leaves them out; a goroutine view needs them for its lane names at Finish. */
+int tdx_viewgen_names(const tdx_viewgen *vg, bool (*keep)(void *, int64_t), void *ctx,
+                      tdx_vgname **out, size_t *n);
+/* Adds a goroutine that no longer exists, with its name, unless the generator knows it. */
+int tdx_viewgen_add_named(tdx_viewgen *vg, const tdx_vgname *name);
 
 #endif

@@ -354,3 +354,10 @@ int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err) {
 bad:
     return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "damaged viewer frame tree in the index");
 }
+
+void tdx_vgtree_truncate(tdx_vgtree *t, uint32_t n) {
+    while (tdx_vgtree_nframes(t) > n) {
+        uint32_t node = t->node_of.v[--t->node_of.n];
+        if (node < t->id_of.n) t->id_of.v[node] = 0;
+    }
+}

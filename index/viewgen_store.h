@@ -121,5 +121,7 @@ tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t);
 /* Serialization of the ids assigned so far; load into a tree initialized over the same store. */
 int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out);
 int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err);
+/* Forgets every frame id above n (a task query numbers its task frames after the main loop's). */
+void tdx_vgtree_truncate(tdx_vgtree *t, uint32_t n);
 
 #endif

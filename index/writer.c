@@ -56,6 +56,10 @@ struct tdx_iwriter {
     int64_t first_time, last_time, gen_first_time;
     uint64_t kinds[15];
     resmap gs, ps, ms;
+    /* the section being streamed (tdx_iwriter_stream_*) */
+    uint32_t stream_kind;
+    uint64_t stream_off;
+    bool streaming;
 };
 
 #define FAIL_OOM(w) fail(w, TDX_ENOMEM, "out of memory")
@@ -236,6 +240,14 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
 }
 
 /* ---- the second phase: reading the blocks back ---- */
+
+int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
+    if (w->failed || flush_block(w)) {
+        *err = w->err;
+        return -1;
+    }
+    return 0;
+}
 
 int64_t tdx_iwriter_max_proc(const tdx_iwriter *w) { return w->max_proc; }
 uint64_t tdx_iwriter_nevents(const tdx_iwriter *w) { return w->nevents; }
@@ -422,6 +434,60 @@ int tdx_iwriter_section(tdx_iwriter *w, uint32_t kind, const void *p, size_t n, 
         *err = w->err;
         return -1;
     }
+    return 0;
+}
+
+int tdx_iwriter_stream_begin(tdx_iwriter *w, uint32_t kind, tdx_err *err) {
+    if (w->failed || w->streaming) {
+        if (!w->failed) fail(w, TDX_EUSAGE, "internal error: nested section streams");
+        *err = w->err;
+        return -1;
+    }
+    w->streaming = true;
+    w->stream_kind = kind;
+    w->stream_off = w->f.written;
+    return 0;
+}
+
+int tdx_iwriter_stream_put(tdx_iwriter *w, const void *p, size_t n, uint64_t *off, tdx_err *err) {
+    *off = w->f.written - w->stream_off;
+    if (w->failed || (n && tdx_afile_write(&w->f, p, n, &w->err))) {
+        w->failed = 1;
+        *err = w->err;
+        return -1;
+    }
+    return 0;
+}
+
+int tdx_iwriter_stream_abandon(tdx_iwriter *w, tdx_err *err) {
+    if (!w->streaming) return 0;
+    w->streaming = false;
+    if (w->failed || tdx_afile_truncate(&w->f, w->stream_off, &w->err)) {
+        w->failed = 1;
+        *err = w->err;
+        return -1;
+    }
+    return 0;
+}
+
+int tdx_iwriter_stream_end(tdx_iwriter *w, tdx_err *err) {
+    if (w->failed || !w->streaming) {
+        *err = w->err;
+        return -1;
+    }
+    w->streaming = false;
+    uint8_t rec[TDX_IDX_SECTION_SIZE];
+    tdx_le32(rec, w->stream_kind);
+    tdx_le32(rec + 4, TDX_SECF_BLOCKED);
+    tdx_le64(rec + 8, w->stream_off);
+    tdx_le64(rec + 16, w->f.written - w->stream_off);
+    tdx_le64(rec + 24, 0);
+    if (tdx_buf_append(&w->st.tab, rec, sizeof rec)) {
+        FAIL_OOM(w);
+        *err = w->err;
+        return -1;
+    }
+    w->st.count++;
     return 0;
 }
 

@@ -22,6 +22,10 @@ int tdx_iwriter_gen_done(void *w, const tdx_gen *g, uint64_t index, uint64_t nev
 
 /* ---- the second phase (views), after every event was written ---- */
 
+/* Writes the last partial block (events after the last generation, e.g. the final Sync); call
+ * before anything else of this phase. */
+int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err);
+
 /* The largest proc id of any proc state transition. */
 int64_t tdx_iwriter_max_proc(const tdx_iwriter *w);
 uint64_t tdx_iwriter_nevents(const tdx_iwriter *w);
@@ -32,6 +36,14 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w);
 int tdx_iwriter_read_block(tdx_iwriter *w, size_t b, tdx_event *out, size_t *n, tdx_err *err);
 /* Appends a section of the given kind now (written before the table sections). */
 int tdx_iwriter_section(tdx_iwriter *w, uint32_t kind, const void *p, size_t n, tdx_err *err);
+/* A section written piece by piece (flagged TDX_SECF_BLOCKED: whoever points into it keeps the
+ * hashes of its pieces). No other section may be appended between begin and end. */
+int tdx_iwriter_stream_begin(tdx_iwriter *w, uint32_t kind, tdx_err *err);
+/* Appends p[0..n); *off gets its offset inside the section. */
+int tdx_iwriter_stream_put(tdx_iwriter *w, const void *p, size_t n, uint64_t *off, tdx_err *err);
+int tdx_iwriter_stream_end(tdx_iwriter *w, tdx_err *err);
+/* Drops everything written since tdx_iwriter_stream_begin and closes the stream. */
+int tdx_iwriter_stream_abandon(tdx_iwriter *w, tdx_err *err);
 
 /* The XXH3 of every trace byte, when the caller computed it while reading (else finish does). */
 void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h);

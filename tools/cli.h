@@ -58,5 +58,7 @@ int cmd_validate(int argc, char **argv);
 int cmd_viewjson(int argc, char **argv);
 int cmd_build(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_ranges(int argc, char **argv);
 
 #endif

@@ -11,17 +11,20 @@
 #include "core/prefetch.h"
 #include "core/reader.h"
 #include "index/reader.h"
+#include "index/viewbuild.h"
 #include "index/writer.h"
 
 static const char build_help[] =
-    "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose]\n\n"
+    "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose] [--checkpoint-every N]\n\n"
     "Reads TRACE once (ordering and validating it exactly as Go's parser does) and writes a\n"
     "compact, checksummed index to OUT (default: TRACE.tidx), atomically: a temporary file beside\n"
     "OUT is synced and renamed over it only when complete. OUT is never overwritten unless it is\n"
     "an index. The index is byte-identical for every -j.\n\n"
     "  -j N       worker threads ordering generations in parallel (default: number of CPUs)\n"
     "  --quiet    no progress on stderr\n"
-    "  --verbose  say how the trace was read\n";
+    "  --verbose  say how the trace was read and what the views stored\n"
+    "  --checkpoint-every N  events between the viewer checkpoints queries start from\n"
+    "             (default 131072: smaller = faster small windows, larger index)\n";
 
 /* Refuses to replace something that is not an index (or a path we cannot inspect). */
 static int check_target(const char *out) {
@@ -41,10 +44,23 @@ static int check_target(const char *out) {
     return -1;
 }
 
+/* Phase 2 reports events; the progress line speaks in trace bytes, so scale. */
+typedef struct views_progress {
+    cli_progress *p;
+    uint64_t trace_size;
+} views_progress;
+
+static void views_progress_update(void *ctx, uint64_t done, uint64_t total, uint64_t events) {
+    views_progress *vp = ctx;
+    uint64_t bytes = total ? (uint64_t)((double)done / (double)total * (double)vp->trace_size) : 0;
+    cli_progress_update(vp->p, bytes, vp->trace_size, events);
+}
+
 int cmd_build(int argc, char **argv) {
     const char *path = NULL, *out = NULL;
     int jobs = tdx_ncpus(), jr;
     bool quiet = false, verbose = false;
+    uint64_t every = TDX_CKPT_EVENTS_DEFAULT;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(build_help, stdout);
@@ -58,6 +74,10 @@ int cmd_build(int argc, char **argv) {
             quiet = true;
         } else if (!strcmp(argv[i], "--verbose")) {
             verbose = true;
+        } else if (!strcmp(argv[i], "--checkpoint-every")) {
+            char *end;
+            if (++i >= argc || !(every = strtoull(argv[i], &end, 10)) || *end)
+                return cli_usage_error("build", "--checkpoint-every needs a positive event count");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("build", "unknown option %s", argv[i]);
         } else if (!path) {
@@ -122,6 +142,26 @@ int cmd_build(int argc, char **argv) {
     }
     cli_progress_end(&prog);
     tdx_iwriter_set_trace_hash(w, st.input_hash);
+    /* Phase 2: the viewer generators over the written events (checkpoints, ranges, summary). */
+    cli_progress_init(&prog, "build (views)", quiet);
+    views_progress vp = {&prog, src.size};
+    tdx_viewbuild_opts vo = {.ckpt_events = every, .progress = views_progress_update,
+                             .progress_ctx = &vp};
+    tdx_viewbuild_stats vs;
+    int vrc = tdx_viewbuild(w, &vo, &vs, &err);
+    cli_progress_end(&prog);
+    if (vrc) {
+        cli_report(out, &err);
+        tdx_iwriter_abort(w);
+        goto done;
+    }
+    if (verbose)
+        fprintf(stderr, "traceidx: views: %" PRIu64 " checkpoints per view (%.1f MB of state), "
+                        "long items %" PRIu64 "/%" PRIu64 "/%" PRIu64 " (proc/thread/goroutine), "
+                        "%" PRIu64 " split range%s%s\n",
+                vs.checkpoints, (double)vs.state_bytes / 1e6, vs.items[0], vs.items[1], vs.items[2],
+                vs.ranges, vs.ranges == 1 ? "" : "s",
+                vs.reruns ? " (redone: a goroutine id was reused)" : "");
     if (tdx_iwriter_finish(w, &err)) {
         cli_report(out, &err);
         goto done;

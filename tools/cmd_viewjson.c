@@ -21,6 +21,8 @@ static const char viewjson_help[] =
     "  --focustask T    task T and its subtasks in the proc or thread view (?focustask=T)\n"
     "  --taskid T       goroutine-oriented view of task T with its regions (?taskid=T)\n"
     "  --start S --end E  only the optional events with output index S..E (both inclusive)\n"
+    "  --window A:B     traceidx's time window (elapsed ns, inclusive): overlapping slices and\n"
+    "                   the counters' values as of A (the reference for `query --range`)\n"
     "  --ranges         print the ranges cmd/trace splits the output into (100 MiB each) as\n"
     "                   JSON, instead of the document (cmd/trace computes them for the default\n"
     "                   proc view)\n"
@@ -54,6 +56,8 @@ typedef struct pass2 {
     tdx_vev_fn sink;
     void *sink_ctx;
     uint64_t checkpoints, bytes;
+    bool counters_due; /* --window: counters as of its start, before the first event there */
+    int64_t counters_at, t0;
 } pass2;
 
 /* Replaces p->vg by a fresh generator restored from its checkpoint, and checks that the restored
@@ -89,6 +93,10 @@ static int gen_event(void *ctx, const tdx_event *e, const tdx_gen *g) {
     pass2 *p = ctx;
     if (p->n >= p->limit) return 0; /* after the last Sync of a damaged trace */
     if (p->every && p->n && p->n % p->every == 0 && checkpoint_cycle(p)) return -1;
+    if (p->counters_due && e->time - p->t0 >= p->counters_at) {
+        tdx_viewgen_emit_counters(p->vg, p->counters_at);
+        p->counters_due = false;
+    }
     p->n++;
     return tdx_viewgen_event(p->vg, e, g);
 }
@@ -125,6 +133,8 @@ int cmd_viewjson(int argc, char **argv) {
     int jobs = tdx_ncpus();
     bool ranges = false, record = false, quiet = false, has_start = false, has_end = false;
     int64_t start = 0, end = INT64_MAX;
+    bool has_window = false;
+    int64_t wa = 0, wb = 0;
     uint64_t every = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -155,6 +165,14 @@ int cmd_viewjson(int argc, char **argv) {
         } else if (!strcmp(a, "--checkpoint-every")) {
             if (!more || parse_u64(argv[++i], &every) || every == 0)
                 return cli_usage_error("viewjson", "--checkpoint-every needs a positive count");
+        } else if (!strcmp(a, "--window")) {
+            char *colon = more ? strchr(argv[i + 1], ':') : NULL;
+            if (!colon) return cli_usage_error("viewjson", "--window needs A:B (elapsed ns)");
+            *colon = 0;
+            if (parse_i64(argv[i + 1], &wa) || parse_i64(colon + 1, &wb))
+                return cli_usage_error("viewjson", "--window needs A:B (elapsed ns)");
+            i++;
+            has_window = true;
         } else if (!strcmp(a, "--ranges")) {
             ranges = true;
         } else if (!strcmp(a, "--ranges-recorded")) {
@@ -228,6 +246,11 @@ int cmd_viewjson(int argc, char **argv) {
         goto out;
     }
     res.opts.tend = sum.valid_end;
+    if (has_window) {
+        if (wa > res.opts.wstart) res.opts.wstart = wa;
+        if (wb < res.opts.wend) res.opts.wend = wb;
+        res.opts.overlap = true;
+    }
     tdx_vgframes frames = tdx_vgtree_frames(&tree);
     if (ranges) {
         /* The default proc view's metadata is known from the summary (its largest proc id), so
@@ -257,13 +280,14 @@ int cmd_viewjson(int argc, char **argv) {
     cli_progress_init(&prog, "viewjson", quiet);
     pass2 p2 = {vg, 0, sum.valid_events, every, &res.opts, &store, &frames,
                 ranges ? tdx_jsplit_event : tdx_jsonw_event, ranges ? (void *)&sp : (void *)&w,
-                0, 0};
+                0, 0, has_window && res.opts.wstart <= res.opts.wend, res.opts.wstart, sum.t0};
     tdx_read_opts o2 = {.jobs = jobs, .emit = gen_event, .emit_ctx = &p2,
                         .progress = cli_progress_update, .progress_ctx = &prog};
     tdx_err err2;
     rc = tdx_read_trace(src.data, src.size, src.version, &o2, &st, &err2);
     cli_progress_end(&prog);
     vg = p2.vg;
+    if (p2.counters_due) tdx_viewgen_emit_counters(vg, p2.counters_at);
     if (p2.n < sum.valid_events || tdx_viewgen_finish(vg)) {
         if (w_init && w.err) goto write_failed;
         fprintf(stderr, "traceidx: %s: generation failed%s%s\n", path, p2.n < sum.valid_events ? ": " : "",

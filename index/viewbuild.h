@@ -1,0 +1,33 @@
+/* viewbuild.h: the second phase of `traceidx build`: runs cmd/trace's viewer generators once over
+ * the written events and stores what queries need (split ranges, summary, checkpoints, long items). */
+#ifndef TDX_VIEWBUILD_H
+#define TDX_VIEWBUILD_H
+
+#include <stdint.h>
+
+#include "core/error.h"
+#include "index/writer.h"
+
+#define TDX_CKPT_EVENTS_DEFAULT 131072
+
+typedef struct tdx_viewbuild_opts {
+    uint64_t ckpt_events; /* events between checkpoints (0: TDX_CKPT_EVENTS_DEFAULT) */
+    /* Progress, called every few blocks: events done and total. */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total, uint64_t events);
+    void *progress_ctx;
+} tdx_viewbuild_opts;
+
+typedef struct tdx_viewbuild_stats {
+    uint64_t checkpoints; /* per view */
+    uint64_t items[3];    /* long items per view */
+    uint64_t ranges;      /* split ranges */
+    uint64_t state_bytes; /* checkpoint states, all views */
+    uint64_t reruns;      /* passes redone because a goroutine id came back after it ended */
+} tdx_viewbuild_stats;
+
+/* Runs the phase over the events w has written and appends the view sections (VIEWDATA, the
+ * three view directories, RANGES, SUMMARY, VGSTORE). 0, or -1 with err set. */
+int tdx_viewbuild(tdx_iwriter *w, const tdx_viewbuild_opts *o, tdx_viewbuild_stats *st,
+                  tdx_err *err);
+
+#endif

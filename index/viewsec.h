@@ -1,0 +1,46 @@
+/* viewsec.h: the layout of a view's directory section (VIEW_PROC, VIEW_THREAD, VIEW_GOROUTINE)
+ * and of the blobs it points to in VIEWDATA; written by viewbuild, read by query and verify. */
+#ifndef TDX_VIEWSEC_H
+#define TDX_VIEWSEC_H
+
+/* A blob reference: offset inside VIEWDATA, length and XXH3-64 of the bytes. */
+enum { BL_OFF = 0, BL_LEN = 8, BL_HASH = 16, BL_SIZE = 24 };
+
+/* Directory header. Counts are u64; times are elapsed nanoseconds since the first event. */
+enum {
+    VH_VIEW = 0,         /* TDX_VIEW_* */
+    VH_NCKPT = 8,        /* checkpoint records that follow the header */
+    VH_NITEMS = 16,      /* long items, all intervals */
+    VH_NFRAMES_MAIN = 24, /* frame ids the main loop created (task queries number theirs after) */
+    VH_NOPT = 32,        /* optional events of the whole default-options output */
+    VH_TREE = 40,        /* blob: the frame tree (tdx_vgtree_save) */
+    VH_FINAL = 64,       /* blob: generator state after the last event, before Finish (pruned) */
+    VH_NAMES = 88,       /* blob: lane names of the goroutines pruned from FINAL (goroutine view) */
+    VH_NNAMES = 112,
+    VH_SIZE = 128
+};
+
+/* Checkpoint record k: the state before event CK_EVENT, and what interval k (events
+ * CK_EVENT .. next checkpoint's CK_EVENT - 1) emitted that reaches back before CK_TIME. */
+enum {
+    CK_EVENT = 0,
+    CK_TIME = 8,        /* elapsed time of that event (i64) */
+    CK_NOPT = 16,       /* optional events emitted before it */
+    CK_FIRST_ITEM = 24, /* ordinal of interval k's first long item */
+    CK_NITEMS = 32,     /* long items of interval k */
+    CK_STATE = 40,      /* blob: tdx_viewgen_save_pruned */
+    CK_ITEMS = 64,      /* blob: interval k's long items */
+    CK_CROSS = 88,      /* blob: ordinals of the long items emitted at or after k that start
+                         * before CK_TIME (uvarint count, then uvarint deltas) */
+    CK_SIZE = 112
+};
+
+/* Long item: uvarint n (1, or 2 for an arrow or async-slice pair), then n tdx_vev_save records. */
+
+/* Names blob: u64 group count G, G records (u64 first id, u64 offset into the data), then the
+ * data: per group of up to TDX_NAMES_GROUP names sorted by id, uvarint count, then per name
+ * zigzag id delta (the first relative to the group's first id), uvarint func << 1 | named,
+ * uvarint label. */
+#define TDX_NAMES_GROUP 64
+
+#endif
