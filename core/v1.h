@@ -95,12 +95,12 @@ typedef struct tdx_v1_strtab {
 
 /* One decoded record. */
 typedef struct tdx_v1_raw {
-    uint8_t type;     /* a tdx_v1_type; TDX_V1_NONE for a String record */
-    uint64_t off;     /* file offset of the record's first byte */
-    uint32_t nargs;   /* values decoded (0 when they were skipped) */
+    uint8_t type;   /* a tdx_v1_type; TDX_V1_NONE for a String record */
+    uint64_t off;   /* file offset of the record's first byte */
+    uint32_t nargs; /* values decoded (0 when they were skipped) */
     const uint64_t *args;
-    int32_t batch_p;  /* Batch: the P (-1 for the runtime's "no P" buffer) */
-    tdx_str msg;      /* UserLog: the trailing inline message */
+    int32_t batch_p; /* Batch: the P (-1 for the runtime's "no P" buffer) */
+    tdx_str msg;     /* UserLog: the trailing inline message */
 } tdx_v1_raw;
 
 /* Decoding modes: the indexing pass skips what it does not need, exactly as Go's reader does. */
@@ -129,15 +129,15 @@ int tdx_v1_want_args(unsigned t);
 
 /* One event after the merge, the time fix-ups and validation. 56 bytes: the whole trace is held. */
 typedef struct tdx_v1_event {
-    int64_t ts;      /* ns since the first event (ticks before the conversion) */
-    uint64_t g;      /* goroutine the event happened on (0 = none) */
+    int64_t ts;       /* ns since the first event (ticks before the conversion) */
+    uint64_t g;       /* goroutine the event happened on (0 = none) */
     uint64_t args[3]; /* Go's Args[0..2]; a UserLog keeps its message index in args[2] */
-    uint32_t stk;    /* stack id, 0 = none */
-    int32_t p;       /* P, -1, or one of the fake Ps */
-    uint32_t off_lo; /* file offset of the record (40 bits) */
+    uint32_t stk;     /* stack id, 0 = none */
+    int32_t p;        /* P, -1, or one of the fake Ps */
+    uint32_t off_lo;  /* file offset of the record (40 bits) */
     uint8_t off_hi;
-    uint8_t type;    /* tdx_v1_type; the *Local types are renamed by the merge */
-    uint8_t flags;   /* TDX_V1F_* */
+    uint8_t type;  /* tdx_v1_type; the *Local types are renamed by the merge */
+    uint8_t flags; /* TDX_V1F_* */
 } tdx_v1_event;
 
 enum { TDX_V1F_SYSCALL_BLOCKED = 1 }; /* GoSysCall whose G's next event is a GoSysBlock */

@@ -79,9 +79,9 @@ static const uint8_t kind_of[TDX_EV_NTYPES] = {
 };
 
 typedef struct cproc {
-    int64_t m;   /* thread of the P's last ProcStart */
-    bool has_m;  /* ... and no ProcStop since */
-    bool seen;   /* a ProcStart or ProcStop of the P was converted */
+    int64_t m;  /* thread of the P's last ProcStart */
+    bool has_m; /* ... and no ProcStop since */
+    bool seen;  /* a ProcStart or ProcStop of the P was converted */
 } cproc;
 
 typedef struct ctask {
@@ -103,7 +103,7 @@ typedef struct conv {
     tdx_hmap proc_of;
     TDX_VEC(ctask) tasks;
     tdx_hmap task_of;
-    uint64_t last_stw; /* string id of the last STW reason */
+    uint64_t last_stw;                  /* string id of the last STW reason */
     uint64_t inline_base, builtin_base; /* string id of inline message 0 / builtin 0 */
 } conv;
 
@@ -132,7 +132,8 @@ static int build_tables(conv *c, tdx_err *err) {
     size_t total = 1 + t->strings.v.n + ninl + S_COUNT;
     if (total >= UINT32_MAX || tdx_vec_reserve(&g->strings, total)) return OOM(err);
     for (size_t i = 0; i < t->strings.v.n; i++) {
-        if (tdx_hmap_put(&g->string_ids, t->strings.wire.v[i], (uint32_t)g->strings.n)) return OOM(err);
+        if (tdx_hmap_put(&g->string_ids, t->strings.wire.v[i], (uint32_t)g->strings.n))
+            return OOM(err);
         g->strings.v[g->strings.n++] = t->strings.v.v[i];
     }
     c->inline_base = max + 1;
@@ -249,7 +250,7 @@ static void finish(const conv *c, tdx_event *e) {
         e->tstack = e->stack;
         e->has_tstack = e->stack != 0;
         e->from = TDX_GO_RUNNING;
-        e->to = e->type == TDX_EV_GO_STOP ? TDX_GO_RUNNABLE
+        e->to = e->type == TDX_EV_GO_STOP    ? TDX_GO_RUNNABLE
                 : e->type == TDX_EV_GO_BLOCK ? TDX_GO_WAITING
                                              : TDX_GO_SYSCALL;
         break;
@@ -261,7 +262,8 @@ static void finish(const conv *c, tdx_event *e) {
         e->from = TDX_GO_SYSCALL;
         e->to = TDX_GO_RUNNABLE;
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -323,23 +325,49 @@ static int64_t thread_or_zero(conv *c, int32_t p) {
     return m == NO_ID ? 0 : m;
 }
 
-static uint64_t builtin_id(const conv *c, int s) { return c->builtin_base + (uint64_t)s; }
+static uint64_t builtin_id(const conv *c, int s) {
+    return c->builtin_base + (uint64_t)s;
+}
 
 /* v2 type and reason string for the v1 blocking events. */
 static bool block_kind(uint8_t t, uint8_t *type, int *reason) {
     switch (t) {
-    case TDX_V1_GO_STOP: *type = TDX_EV_GO_BLOCK, *reason = S_FOREVER; return true;
-    case TDX_V1_GO_SCHED: *type = TDX_EV_GO_STOP, *reason = S_GOSCHED; return true;
-    case TDX_V1_GO_PREEMPT: *type = TDX_EV_GO_STOP, *reason = S_PREEMPTED; return true;
-    case TDX_V1_GO_SLEEP: *type = TDX_EV_GO_BLOCK, *reason = S_SLEEP; return true;
-    case TDX_V1_GO_BLOCK: *type = TDX_EV_GO_BLOCK, *reason = S_EMPTY; return true;
-    case TDX_V1_GO_BLOCK_SEND: *type = TDX_EV_GO_BLOCK, *reason = S_CHAN_SEND; return true;
-    case TDX_V1_GO_BLOCK_RECV: *type = TDX_EV_GO_BLOCK, *reason = S_CHAN_RECV; return true;
-    case TDX_V1_GO_BLOCK_SELECT: *type = TDX_EV_GO_BLOCK, *reason = S_SELECT; return true;
-    case TDX_V1_GO_BLOCK_SYNC: *type = TDX_EV_GO_BLOCK, *reason = S_SYNC; return true;
-    case TDX_V1_GO_BLOCK_COND: *type = TDX_EV_GO_BLOCK, *reason = S_SYNC_COND; return true;
-    case TDX_V1_GO_BLOCK_NET: *type = TDX_EV_GO_BLOCK, *reason = S_NETWORK; return true;
-    case TDX_V1_GO_BLOCK_GC: *type = TDX_EV_GO_BLOCK, *reason = S_MARK_ASSIST_WAIT; return true;
+    case TDX_V1_GO_STOP:
+        *type = TDX_EV_GO_BLOCK, *reason = S_FOREVER;
+        return true;
+    case TDX_V1_GO_SCHED:
+        *type = TDX_EV_GO_STOP, *reason = S_GOSCHED;
+        return true;
+    case TDX_V1_GO_PREEMPT:
+        *type = TDX_EV_GO_STOP, *reason = S_PREEMPTED;
+        return true;
+    case TDX_V1_GO_SLEEP:
+        *type = TDX_EV_GO_BLOCK, *reason = S_SLEEP;
+        return true;
+    case TDX_V1_GO_BLOCK:
+        *type = TDX_EV_GO_BLOCK, *reason = S_EMPTY;
+        return true;
+    case TDX_V1_GO_BLOCK_SEND:
+        *type = TDX_EV_GO_BLOCK, *reason = S_CHAN_SEND;
+        return true;
+    case TDX_V1_GO_BLOCK_RECV:
+        *type = TDX_EV_GO_BLOCK, *reason = S_CHAN_RECV;
+        return true;
+    case TDX_V1_GO_BLOCK_SELECT:
+        *type = TDX_EV_GO_BLOCK, *reason = S_SELECT;
+        return true;
+    case TDX_V1_GO_BLOCK_SYNC:
+        *type = TDX_EV_GO_BLOCK, *reason = S_SYNC;
+        return true;
+    case TDX_V1_GO_BLOCK_COND:
+        *type = TDX_EV_GO_BLOCK, *reason = S_SYNC_COND;
+        return true;
+    case TDX_V1_GO_BLOCK_NET:
+        *type = TDX_EV_GO_BLOCK, *reason = S_NETWORK;
+        return true;
+    case TDX_V1_GO_BLOCK_GC:
+        *type = TDX_EV_GO_BLOCK, *reason = S_MARK_ASSIST_WAIT;
+        return true;
     }
     return false;
 }
@@ -418,8 +446,12 @@ static int convert(conv *c, const tdx_v1_event *v, tdx_err *err) {
         }
         break;
     }
-    case TDX_V1_GC_START: type = TDX_EV_GC_BEGIN; break;
-    case TDX_V1_GC_DONE: type = TDX_EV_GC_END; break;
+    case TDX_V1_GC_START:
+        type = TDX_EV_GC_BEGIN;
+        break;
+    case TDX_V1_GC_DONE:
+        type = TDX_EV_GC_END;
+        break;
     case TDX_V1_STW_START:
         type = TDX_EV_STW_BEGIN;
         c->last_stw = builtin_id(c, S_STW_UNKNOWN + stw_reason(c->t->version, v->args[0]));
@@ -431,8 +463,12 @@ static int convert(conv *c, const tdx_v1_event *v, tdx_err *err) {
         memset(e.args, 0, sizeof e.args);
         e.args[0] = c->last_stw;
         break;
-    case TDX_V1_GC_SWEEP_START: type = TDX_EV_GC_SWEEP_BEGIN; break;
-    case TDX_V1_GC_SWEEP_DONE: type = TDX_EV_GC_SWEEP_END; break;
+    case TDX_V1_GC_SWEEP_START:
+        type = TDX_EV_GC_SWEEP_BEGIN;
+        break;
+    case TDX_V1_GC_SWEEP_DONE:
+        type = TDX_EV_GC_SWEEP_END;
+        break;
     case TDX_V1_GO_CREATE:
         if (c->pre_init) {
             int ins;
@@ -465,8 +501,12 @@ static int convert(conv *c, const tdx_v1_event *v, tdx_err *err) {
         l.time = v->ts;
         return emit(c, &l, err);
     }
-    case TDX_V1_GO_END: type = TDX_EV_GO_DESTROY; break;
-    case TDX_V1_GO_UNBLOCK: type = TDX_EV_GO_UNBLOCK; break;
+    case TDX_V1_GO_END:
+        type = TDX_EV_GO_DESTROY;
+        break;
+    case TDX_V1_GO_UNBLOCK:
+        type = TDX_EV_GO_UNBLOCK;
+        break;
     case TDX_V1_GO_SYSCALL:
         memset(e.args, 0, sizeof e.args);
         e.args[1] = v->stk;
@@ -484,8 +524,11 @@ static int convert(conv *c, const tdx_v1_event *v, tdx_err *err) {
             return emit(c, &end, err);
         }
         break;
-    case TDX_V1_GO_SYSEXIT: type = TDX_EV_GO_SYSCALL_END_BLOCKED; break;
-    case TDX_V1_GO_SYSBLOCK: return 0;
+    case TDX_V1_GO_SYSEXIT:
+        type = TDX_EV_GO_SYSCALL_END_BLOCKED;
+        break;
+    case TDX_V1_GO_SYSBLOCK:
+        return 0;
     case TDX_V1_GO_WAITING:
     case TDX_V1_GO_INSYSCALL:
         type = TDX_EV_GO_STATUS;
@@ -495,10 +538,18 @@ static int convert(conv *c, const tdx_v1_event *v, tdx_err *err) {
         e.args[2] = v->type == TDX_V1_GO_WAITING ? W_GO_WAITING : W_GO_SYSCALL;
         tdx_hmap_del(&c->pre_of, v->args[0]);
         break;
-    case TDX_V1_HEAP_ALLOC: type = TDX_EV_HEAP_ALLOC; break;
-    case TDX_V1_HEAP_GOAL: type = TDX_EV_HEAP_GOAL; break;
-    case TDX_V1_GC_MARK_ASSIST_START: type = TDX_EV_GC_MARK_ASSIST_BEGIN; break;
-    case TDX_V1_GC_MARK_ASSIST_DONE: type = TDX_EV_GC_MARK_ASSIST_END; break;
+    case TDX_V1_HEAP_ALLOC:
+        type = TDX_EV_HEAP_ALLOC;
+        break;
+    case TDX_V1_HEAP_GOAL:
+        type = TDX_EV_HEAP_GOAL;
+        break;
+    case TDX_V1_GC_MARK_ASSIST_START:
+        type = TDX_EV_GC_MARK_ASSIST_BEGIN;
+        break;
+    case TDX_V1_GC_MARK_ASSIST_DONE:
+        type = TDX_EV_GC_MARK_ASSIST_END;
+        break;
     case TDX_V1_USER_TASK_CREATE: {
         type = TDX_EV_USER_TASK_BEGIN;
         e.args[1] = v->args[1] == 0 ? TDX_NO_TASK : v->args[1];
@@ -604,6 +655,7 @@ int tdx_read_v1(const uint8_t *data, size_t size, int version, const tdx_read_op
     c.st = stats;
     c.last_ts = -1;
     c.pre_init = true;
+    t->gen.frame.end_off = size;
     int rc = tdx_v1_parse(data, size, version, t, err);
     if (!rc) rc = build_tables(&c, err);
     if (!rc) rc = mark_blocking_syscalls(t, err);

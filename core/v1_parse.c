@@ -80,7 +80,9 @@ static const v1desc descs[TDX_V1_NTYPES] = {
     [TDX_V1_CPU_SAMPLE] = {"CPUSample", 3, 1, 19, {"ts", "p", "g"}},
 };
 
-const char *tdx_v1_type_name(unsigned t) { return t < TDX_V1_NTYPES ? descs[t].name : NULL; }
+const char *tdx_v1_type_name(unsigned t) {
+    return t < TDX_V1_NTYPES ? descs[t].name : NULL;
+}
 
 int tdx_v1_want_args(unsigned t) {
     if (t >= TDX_V1_NTYPES || t == TDX_V1_STACK) return -1;
@@ -132,7 +134,8 @@ static int store_string(tdx_v1_strtab *t, uint64_t id, const uint8_t *p, uint64_
 static int decode_string(tdx_v1_decoder *d, unsigned flags, uint64_t start, tdx_err *err) {
     uint64_t id, ln;
     if (flags & TDX_V1_SKIP_STRINGS) {
-        if (read_val(d, &id) || read_val(d, &ln)) return tdx_errf(err, TDX_EFORMAT, start, MALFORMED);
+        if (read_val(d, &id) || read_val(d, &ln))
+            return tdx_errf(err, TDX_EFORMAT, start, MALFORMED);
         if (!discard(d, ln)) return tdx_errf(err, TDX_EFORMAT, start, "failed to read trace: EOF");
         return 0;
     }
@@ -189,19 +192,22 @@ int tdx_v1_next_raw(tdx_v1_decoder *d, unsigned flags, tdx_v1_raw *raw, tdx_err 
         for (unsigned i = 0; i < narg; i++) {
             uint64_t v;
             if (read_val(d, &v))
-                return tdx_errf(err, TDX_EFORMAT, start, "failed to read event %u argument: " MALFORMED, typ);
+                return tdx_errf(err, TDX_EFORMAT, start,
+                                "failed to read event %u argument: " MALFORMED, typ);
             if (!skip) d->args[raw->nargs++] = v;
         }
         return 1;
     }
     uint64_t len;
     if (read_val(d, &len))
-        return tdx_errf(err, TDX_EFORMAT, start, "failed to read event %u argument: " MALFORMED, typ);
+        return tdx_errf(err, TDX_EFORMAT, start, "failed to read event %u argument: " MALFORMED,
+                        typ);
     if (len > TDX_V1_MAX_PAYLOAD)
-        return tdx_errf(err, TDX_EFORMAT, start,
-                        "failed to read event %u argument: length-prefixed argument too big: %" PRIu64
-                        " bytes, limit is %d",
-                        typ, len, TDX_V1_MAX_PAYLOAD);
+        return tdx_errf(
+            err, TDX_EFORMAT, start,
+            "failed to read event %u argument: length-prefixed argument too big: %" PRIu64
+            " bytes, limit is %d",
+            typ, len, TDX_V1_MAX_PAYLOAD);
     if (!skip || typ == TDX_V1_CPU_SAMPLE) {
         const uint8_t *p = read_full(d, len);
         if (!p) return tdx_errf(err, TDX_EFORMAT, start, "failed to read trace: unexpected EOF");
@@ -224,9 +230,11 @@ int tdx_v1_next_raw(tdx_v1_decoder *d, unsigned flags, tdx_v1_raw *raw, tdx_err 
             if (!discard(d, sz)) return 0;
         } else if (sz > 0) {
             if (sz > TDX_V1_MAX_STRING)
-                return tdx_errf(err, TDX_EFORMAT, start, "string is too large (len=%" PRIu64 ")", sz);
+                return tdx_errf(err, TDX_EFORMAT, start, "string is too large (len=%" PRIu64 ")",
+                                sz);
             const uint8_t *p = read_full(d, sz);
-            if (!p) return tdx_errf(err, TDX_EFORMAT, start, "failed to read trace: unexpected EOF");
+            if (!p)
+                return tdx_errf(err, TDX_EFORMAT, start, "failed to read trace: unexpected EOF");
             raw->msg = (tdx_str){p, (uint32_t)sz};
         }
     }
@@ -245,9 +253,9 @@ typedef struct blist { /* the batches of one P, in file order */
 typedef struct proc { /* one stream of the merge */
     int32_t pid;
     bool done;
-    bool cand;           /* its head may have become ready since it was last looked at */
-    uint32_t pos;        /* index in the available list, or NOT_AVAIL */
-    uint32_t next_wait;  /* next stream waiting on the same goroutine, or NOT_AVAIL */
+    bool cand;          /* its head may have become ready since it was last looked at */
+    uint32_t pos;       /* index in the available list, or NOT_AVAIL */
+    uint32_t next_wait; /* next stream waiting on the same goroutine, or NOT_AVAIL */
     size_t head;
     TDX_VEC(tdx_v1_event) evs; /* the loaded batch (or all CPU samples for the profile stream) */
 } proc;
@@ -266,10 +274,10 @@ typedef struct gseq { /* merge state of a goroutine */
 
 enum { GS_DEAD = 0, GS_RUNNABLE, GS_RUNNING, GS_WAITING };
 
-#define SEQ_ANY UINT64_MAX        /* Go's noseq: any sequence number / keep it */
-#define SEQ_INC (UINT64_MAX - 1)  /* Go's seqinc: one more than the current */
+#define SEQ_ANY UINT64_MAX       /* Go's noseq: any sequence number / keep it */
+#define SEQ_INC (UINT64_MAX - 1) /* Go's seqinc: one more than the current */
 #define G_UNORDERED UINT64_MAX
-#define G_GC (UINT64_MAX - 1)     /* the pseudo-goroutine ordering GCStart events */
+#define G_GC (UINT64_MAX - 1) /* the pseudo-goroutine ordering GCStart events */
 
 typedef struct parser {
     const uint8_t *data;
@@ -279,15 +287,15 @@ typedef struct parser {
     tdx_v1_decoder dec;
     /* batch index */
     TDX_VEC(blist) lists;
-    tdx_hmap list_of; /* (uint32)pid -> index into lists */
+    tdx_hmap list_of;  /* (uint32)pid -> index into lists */
     uint64_t nrecords; /* records counted by the index: an upper bound for the events */
     TDX_VEC(tdx_v1_event) samples;
     /* per-batch decoding state (Go's lastTs, lastG, lastP) */
     int64_t last_ts;
     uint64_t last_g;
     int32_t last_p;
-    tdx_hmap timer_gs;    /* timer goroutines */
-    tdx_hmap inline_ids;  /* hash of a UserLog message -> its index */
+    tdx_hmap timer_gs;   /* timer goroutines */
+    tdx_hmap inline_ids; /* hash of a UserLog message -> its index */
     /* merge */
     TDX_VEC(proc) procs;
     TDX_VEC(uint32_t) avail;
@@ -339,8 +347,8 @@ static int index_batches(parser *ps, tdx_err *err) {
         if (raw.type == TDX_V1_NONE) continue;
         if (raw.type == TDX_V1_BATCH) {
             int ins;
-            uint32_t *slot = tdx_hmap_upsert(&ps->list_of, (uint32_t)raw.batch_p,
-                                             (uint32_t)ps->lists.n, &ins);
+            uint32_t *slot =
+                tdx_hmap_upsert(&ps->list_of, (uint32_t)raw.batch_p, (uint32_t)ps->lists.n, &ins);
             if (!slot) return OOM(err);
             if (ins) {
                 blist l;
@@ -360,7 +368,8 @@ static int index_batches(parser *ps, tdx_err *err) {
         if (raw.type == TDX_V1_CPU_SAMPLE) {
             if (raw.nargs != 5)
                 return tdx_errf(err, TDX_EFORMAT, raw.off,
-                                "CPU sample has wrong number of arguments: want 5, got %" PRIu32, raw.nargs);
+                                "CPU sample has wrong number of arguments: want 5, got %" PRIu32,
+                                raw.nargs);
             tdx_v1_event e;
             memset(&e, 0, sizeof e);
             e.type = TDX_V1_CPU_SAMPLE;
@@ -383,13 +392,16 @@ static int index_batches(parser *ps, tdx_err *err) {
 static int add_stack(parser *ps, const tdx_v1_raw *raw, tdx_err *err) {
     if (raw->nargs < 2)
         return tdx_errf(err, TDX_EFORMAT, raw->off,
-                        "EvStack has wrong number of arguments: want at least 2, got %" PRIu32, raw->nargs);
+                        "EvStack has wrong number of arguments: want at least 2, got %" PRIu32,
+                        raw->nargs);
     uint64_t n = raw->args[1];
-    if (n > 1000) return tdx_errf(err, TDX_EFORMAT, raw->off, "EvStack has bad number of frames: %" PRIu64, n);
+    if (n > 1000)
+        return tdx_errf(err, TDX_EFORMAT, raw->off, "EvStack has bad number of frames: %" PRIu64,
+                        n);
     if (raw->nargs != 2 + 4 * n)
         return tdx_errf(err, TDX_EFORMAT, raw->off,
-                        "EvStack has wrong number of arguments: want %" PRIu64 ", got %" PRIu32, 2 + 4 * n,
-                        raw->nargs);
+                        "EvStack has wrong number of arguments: want %" PRIu64 ", got %" PRIu32,
+                        2 + 4 * n, raw->nargs);
     uint32_t id = (uint32_t)raw->args[0];
     if (id == 0 || n == 0) return 0;
     tdx_gen *g = &ps->t->gen;
@@ -432,7 +444,8 @@ static int inline_string(parser *ps, tdx_str s, uint32_t *idx) {
         h++; /* a hash collision: probe the next key */
     }
     *idx = (uint32_t)ps->t->inline_strings.n;
-    if (tdx_hmap_put(&ps->inline_ids, h, *idx) || tdx_vec_push(&ps->t->inline_strings, s)) return -1;
+    if (tdx_hmap_put(&ps->inline_ids, h, *idx) || tdx_vec_push(&ps->t->inline_strings, s))
+        return -1;
     return 0;
 }
 
@@ -441,8 +454,9 @@ static int parse_event(parser *ps, const tdx_v1_raw *raw, tdx_v1_event *out, tdx
     const v1desc *ds = &descs[raw->type];
     int want = raw->type == TDX_V1_STACK ? (int)raw->nargs : tdx_v1_want_args(raw->type);
     if ((int)raw->nargs != want)
-        return tdx_errf(err, TDX_EFORMAT, raw->off, "%s has wrong number of arguments: want %d, got %" PRIu32,
-                        ds->name, want, raw->nargs);
+        return tdx_errf(err, TDX_EFORMAT, raw->off,
+                        "%s has wrong number of arguments: want %d, got %" PRIu32, ds->name, want,
+                        raw->nargs);
     switch (raw->type) {
     case TDX_V1_BATCH: {
         blist *l = list_for(ps, ps->last_p);
@@ -461,9 +475,12 @@ static int parse_event(parser *ps, const tdx_v1_raw *raw, tdx_v1_event *out, tdx
     case TDX_V1_TIMER_GOROUTINE:
         if (tdx_hmap_put(&ps->timer_gs, raw->args[0], 1)) return OOM(err);
         return 0;
-    case TDX_V1_STACK: return add_stack(ps, raw, err);
-    case TDX_V1_CPU_SAMPLE: return 0;
-    default: break;
+    case TDX_V1_STACK:
+        return add_stack(ps, raw, err);
+    case TDX_V1_CPU_SAMPLE:
+        return 0;
+    default:
+        break;
     }
     tdx_v1_event *e = out;
     memset(e, 0, sizeof *e);
@@ -474,8 +491,10 @@ static int parse_event(parser *ps, const tdx_v1_raw *raw, tdx_v1_event *out, tdx
     ps->last_ts = e->ts;
     set_off(e, raw->off);
     for (int i = 1; i < want; i++) {
-        if (i == want - 1 && ds->stack) e->stk = (uint32_t)raw->args[i];
-        else e->args[i - 1] = raw->args[i];
+        if (i == want - 1 && ds->stack)
+            e->stk = (uint32_t)raw->args[i];
+        else
+            e->args[i - 1] = raw->args[i];
     }
     switch (raw->type) {
     case TDX_V1_GO_START:
@@ -497,17 +516,22 @@ static int parse_event(parser *ps, const tdx_v1_raw *raw, tdx_v1_event *out, tdx
     case TDX_V1_GO_BLOCK_COND:
     case TDX_V1_GO_BLOCK_NET:
     case TDX_V1_GO_SYSBLOCK:
-    case TDX_V1_GO_BLOCK_GC: ps->last_g = 0; break;
+    case TDX_V1_GO_BLOCK_GC:
+        ps->last_g = 0;
+        break;
     case TDX_V1_GO_SYSEXIT:
     case TDX_V1_GO_WAITING:
-    case TDX_V1_GO_INSYSCALL: e->g = e->args[0]; break;
+    case TDX_V1_GO_INSYSCALL:
+        e->g = e->args[0];
+        break;
     case TDX_V1_USER_LOG: {
         uint32_t idx;
         if (inline_string(ps, raw->msg, &idx)) return OOM(err);
         e->args[2] = idx;
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return 1;
 }
@@ -594,7 +618,8 @@ static uint64_t transition_of(const tdx_v1_event *e, gseq *init, gseq *next) {
         *init = (gseq){e->args[0], GS_DEAD};
         *next = (gseq){e->args[0] + 1, GS_DEAD};
         return G_GC;
-    default: return G_UNORDERED;
+    default:
+        return G_UNORDERED;
     }
 }
 
@@ -604,7 +629,8 @@ static gseq gs_get(const parser *ps, uint64_t g) {
 }
 
 static bool ready(uint64_t g, gseq cur, gseq init) {
-    return g == G_UNORDERED || ((init.seq == SEQ_ANY || init.seq == cur.seq) && init.status == cur.status);
+    return g == G_UNORDERED ||
+           ((init.seq == SEQ_ANY || init.seq == cur.seq) && init.status == cur.status);
 }
 
 /* ---- which streams to look at ----
@@ -696,13 +722,17 @@ static int wake_waiters(parser *ps, uint64_t key) {
     return 0;
 }
 
-static int apply_transition(parser *ps, uint64_t g, gseq init, gseq next, uint64_t off, tdx_err *err) {
+static int apply_transition(parser *ps, uint64_t g, gseq init, gseq next, uint64_t off,
+                            tdx_err *err) {
     if (g == G_UNORDERED) return 0;
     gseq cur = gs_get(ps, g);
     if (!ready(g, cur, init))
-        return tdx_errf(err, TDX_EVALIDATE, off, "encountered impossible goroutine state transition");
-    if (next.seq == SEQ_ANY) next.seq = cur.seq;
-    else if (next.seq == SEQ_INC) next.seq = cur.seq + 1;
+        return tdx_errf(err, TDX_EVALIDATE, off,
+                        "encountered impossible goroutine state transition");
+    if (next.seq == SEQ_ANY)
+        next.seq = cur.seq;
+    else if (next.seq == SEQ_INC)
+        next.seq = cur.seq + 1;
     int ins;
     uint32_t *slot = tdx_hmap_upsert(&ps->gs_of, g, (uint32_t)ps->gs.n, &ins);
     if (!slot) return OOM(err);
@@ -779,8 +809,7 @@ static int merge(parser *ps, tdx_err *err) {
     size_t np = ps->lists.n + 1;
     if (np >= NOT_AVAIL) return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "too many processors");
     if (tdx_vec_reserve(&ps->procs, np) || tdx_vec_reserve(&ps->avail, np) ||
-        tdx_vec_reserve(&ps->heap, np) ||
-        tdx_vec_reserve(&t->events, ps->nrecords + ps->samples.n))
+        tdx_vec_reserve(&ps->heap, np) || tdx_vec_reserve(&t->events, ps->nrecords + ps->samples.n))
         return OOM(err);
     for (size_t i = 0; i < ps->lists.n; i++) {
         proc pr;
@@ -858,10 +887,17 @@ static int merge(parser *ps, tdx_err *err) {
         gseq init, next;
         uint64_t g = transition_of(&f.ev, &init, &next);
         switch (f.ev.type) {
-        case TDX_V1_GO_START_LOCAL: f.ev.type = TDX_V1_GO_START; break;
-        case TDX_V1_GO_UNBLOCK_LOCAL: f.ev.type = TDX_V1_GO_UNBLOCK; break;
-        case TDX_V1_GO_SYSEXIT_LOCAL: f.ev.type = TDX_V1_GO_SYSEXIT; break;
-        default: break;
+        case TDX_V1_GO_START_LOCAL:
+            f.ev.type = TDX_V1_GO_START;
+            break;
+        case TDX_V1_GO_UNBLOCK_LOCAL:
+            f.ev.type = TDX_V1_GO_UNBLOCK;
+            break;
+        case TDX_V1_GO_SYSEXIT_LOCAL:
+            f.ev.type = TDX_V1_GO_SYSEXIT;
+            break;
+        default:
+            break;
         }
         if (tdx_vec_push(&t->events, f.ev)) return OOM(err);
         if (apply_transition(ps, g, init, next, tdx_v1_event_off(&f.ev), err)) return -1;
@@ -940,7 +976,8 @@ static int fix_times(parser *ps, tdx_err *err) {
     size_t n = t->events.n;
     for (size_t i = 1; i < n; i++)
         if (ev[i].ts < ev[i - 1].ts)
-            return tdx_errf(err, TDX_EVALIDATE, tdx_v1_event_off(&ev[i]), "time stamps out of order");
+            return tdx_errf(err, TDX_EVALIDATE, tdx_v1_event_off(&ev[i]),
+                            "time stamps out of order");
     /* A syscall exit is written when the goroutine gets a P again; its real exit time came
      * earlier and rides along in args[2]. */
     tdx_hmap last_block = {0};
@@ -1020,7 +1057,7 @@ typedef struct vstate {
     tdx_hmap g_of;
     TDX_VEC(vp) ps;
     tdx_hmap p_of;
-    tdx_hmap tasks; /* task id -> index of its UserTaskCreate */
+    tdx_hmap tasks;     /* task id -> index of its UserTaskCreate */
     tdx_hmap region_of; /* goroutine -> index into regions (its stack of active regions) */
     TDX_VEC(u32vec) regions;
 } vstate;
@@ -1061,50 +1098,59 @@ static vp *v_p(vstate *v, int32_t p) {
 /* Go's Event.String() of a v1 event, used inside a few messages. */
 static void ev_string(char *buf, size_t cap, const tdx_v1_event *e) {
     const v1desc *ds = &descs[e->type];
-    int n = snprintf(buf, cap, "%" PRId64 " %s p=%" PRId32 " g=%" PRIu64 " stk=%" PRIu32, e->ts, ds->name, e->p,
-                     e->g, e->stk);
+    int n = snprintf(buf, cap, "%" PRId64 " %s p=%" PRId32 " g=%" PRIu64 " stk=%" PRIu32, e->ts,
+                     ds->name, e->p, e->g, e->stk);
     for (int i = 0; i < ds->nargs && n > 0 && (size_t)n < cap; i++)
         n += snprintf(buf + n, cap - (size_t)n, " %s=%" PRIu64, ds->args[i], e->args[i]);
 }
 
 #define VERR(e, ...) tdx_errf(err, TDX_EVALIDATE, tdx_v1_event_off(e), __VA_ARGS__)
 
-static int check_running(const vp *p, const vg *g, const tdx_v1_event *e, bool allow_g0, tdx_err *err) {
+static int check_running(const vp *p, const vg *g, const tdx_v1_event *e, bool allow_g0,
+                         tdx_err *err) {
     const char *name = descs[e->type].name;
     if (!g || g->state != GS_RUNNING)
-        return VERR(e, "g %" PRIu64 " is not running while %s (time %" PRId64 ")", e->g, name, e->ts);
-    if (p->g != e->g)
-        return VERR(e, "p %" PRId32 " is not running g %" PRIu64 " while %s (time %" PRId64 ")", e->p, e->g, name,
+        return VERR(e, "g %" PRIu64 " is not running while %s (time %" PRId64 ")", e->g, name,
                     e->ts);
+    if (p->g != e->g)
+        return VERR(e, "p %" PRId32 " is not running g %" PRIu64 " while %s (time %" PRId64 ")",
+                    e->p, e->g, name, e->ts);
     if (!allow_g0 && e->g == 0) return VERR(e, "g 0 did %s (time %" PRId64 ")", name, e->ts);
     return 0;
 }
 
 static int validate_one(vstate *v, tdx_v1_trace *t, size_t idx, tdx_err *err) {
     tdx_v1_event *e = &t->events.v[idx];
-    char a[160], b[160];
+    char a[256], b[256];
     switch (e->type) {
     case TDX_V1_PROC_START: {
         vp *p = v_p(v, e->p);
         if (!p) return OOM(err);
-        if (p->running) return VERR(e, "p %" PRId32 " is running before start (time %" PRId64 ")", e->p, e->ts);
+        if (p->running)
+            return VERR(e, "p %" PRId32 " is running before start (time %" PRId64 ")", e->p, e->ts);
         p->running = true;
         break;
     }
     case TDX_V1_PROC_STOP: {
         vp *p = v_p(v, e->p);
         if (!p) return OOM(err);
-        if (!p->running) return VERR(e, "p %" PRId32 " is not running before stop (time %" PRId64 ")", e->p, e->ts);
+        if (!p->running)
+            return VERR(e, "p %" PRId32 " is not running before stop (time %" PRId64 ")", e->p,
+                        e->ts);
         if (p->g != 0)
-            return VERR(e, "p %" PRId32 " is running a goroutine %" PRIu64 " during stop (time %" PRId64 ")", e->p,
-                        p->g, e->ts);
+            return VERR(e,
+                        "p %" PRId32 " is running a goroutine %" PRIu64
+                        " during stop (time %" PRId64 ")",
+                        e->p, p->g, e->ts);
         p->running = false;
         break;
     }
     case TDX_V1_GC_SWEEP_START: {
         vp *p = v_p(v, e->p);
         if (!p) return OOM(err);
-        if (p->sweep) return VERR(e, "previous sweeping is not ended before a new one (time %" PRId64 ")", e->ts);
+        if (p->sweep)
+            return VERR(e, "previous sweeping is not ended before a new one (time %" PRId64 ")",
+                        e->ts);
         p->sweep = true;
         break;
     }
@@ -1119,7 +1165,8 @@ static int validate_one(vstate *v, tdx_v1_trace *t, size_t idx, tdx_err *err) {
         vg *g = v_g(v, e->g, true);
         if (!g) return OOM(err);
         if (g->assist)
-            return VERR(e, "previous mark assist is not ended before a new one (time %" PRId64 ")", e->ts);
+            return VERR(e, "previous mark assist is not ended before a new one (time %" PRId64 ")",
+                        e->ts);
         g->assist = 1;
         break;
     }
@@ -1158,9 +1205,12 @@ static int validate_one(vstate *v, tdx_v1_trace *t, size_t idx, tdx_err *err) {
         if (!p) return OOM(err);
         vg *g = v_g(v, e->g, false);
         if (!g || g->state != GS_RUNNABLE)
-            return VERR(e, "g %" PRIu64 " is not runnable before start (time %" PRId64 ")", e->g, e->ts);
+            return VERR(e, "g %" PRIu64 " is not runnable before start (time %" PRId64 ")", e->g,
+                        e->ts);
         if (p->g != 0)
-            return VERR(e, "p %" PRId32 " is already running g %" PRIu64 " while start g %" PRIu64 " (time %" PRId64 ")",
+            return VERR(e,
+                        "p %" PRId32 " is already running g %" PRIu64 " while start g %" PRIu64
+                        " (time %" PRId64 ")",
                         e->p, p->g, e->g, e->ts);
         g->state = GS_RUNNING;
         g->last_net = 0;
@@ -1197,15 +1247,18 @@ static int validate_one(vstate *v, tdx_v1_trace *t, size_t idx, tdx_err *err) {
     case TDX_V1_GO_UNBLOCK: {
         vg *g = v_g(v, e->g, false);
         if (!g || g->state != GS_RUNNING)
-            return VERR(e, "g %" PRIu64 " is not running while unpark (time %" PRId64 ")", e->g, e->ts);
+            return VERR(e, "g %" PRIu64 " is not running while unpark (time %" PRId64 ")", e->g,
+                        e->ts);
         vp *p = v_p(v, e->p);
         if (!p) return OOM(err);
         if (e->p != TDX_V1_TIMER_P && p->g != e->g)
-            return VERR(e, "p %" PRId32 " is not running g %" PRIu64 " while unpark (time %" PRId64 ")", e->p, e->g,
-                        e->ts);
+            return VERR(
+                e, "p %" PRId32 " is not running g %" PRIu64 " while unpark (time %" PRId64 ")",
+                e->p, e->g, e->ts);
         vg *g1 = v_g(v, e->args[0], false);
         if (!g1 || g1->state != GS_WAITING)
-            return VERR(e, "g %" PRIu64 " is not waiting before unpark (time %" PRId64 ")", e->args[0], e->ts);
+            return VERR(e, "g %" PRIu64 " is not waiting before unpark (time %" PRId64 ")",
+                        e->args[0], e->ts);
         if (g1->last_net) e->p = TDX_V1_NETPOLL_P;
         g1->state = GS_RUNNABLE;
         g1->last_net = 0;
@@ -1231,7 +1284,8 @@ static int validate_one(vstate *v, tdx_v1_trace *t, size_t idx, tdx_err *err) {
     case TDX_V1_GO_SYSEXIT: {
         vg *g = v_g(v, e->g, false);
         if (!g || g->state != GS_WAITING)
-            return VERR(e, "g %" PRIu64 " is not waiting during syscall exit (time %" PRId64 ")", e->g, e->ts);
+            return VERR(e, "g %" PRIu64 " is not waiting during syscall exit (time %" PRId64 ")",
+                        e->g, e->ts);
         g->state = GS_RUNNABLE;
         g->last_net = 0;
         break;
@@ -1259,12 +1313,15 @@ static int validate_one(vstate *v, tdx_v1_trace *t, size_t idx, tdx_err *err) {
         if (prev != TDX_HMAP_EMPTY) {
             ev_string(a, sizeof a, e);
             ev_string(b, sizeof b, &t->events.v[prev]);
-            return VERR(e, "task id conflicts (id:%" PRIu64 "), \"%s\" vs \"%s\"", e->args[0], a, b);
+            return VERR(e, "task id conflicts (id:%" PRIu64 "), \"%s\" vs \"%s\"", e->args[0], a,
+                        b);
         }
         if (tdx_hmap_put(&v->tasks, e->args[0], (uint32_t)idx)) return OOM(err);
         break;
     }
-    case TDX_V1_USER_TASK_END: tdx_hmap_del(&v->tasks, e->args[0]); break;
+    case TDX_V1_USER_TASK_END:
+        tdx_hmap_del(&v->tasks, e->args[0]);
+        break;
     case TDX_V1_USER_REGION: {
         uint64_t mode = e->args[1];
         if (mode > 1) {
@@ -1278,7 +1335,8 @@ static int validate_one(vstate *v, tdx_v1_trace *t, size_t idx, tdx_err *err) {
             if (ri == TDX_HMAP_EMPTY) {
                 u32vec nv = {0};
                 ri = (uint32_t)v->regions.n;
-                if (tdx_vec_push(&v->regions, nv) || tdx_hmap_put(&v->region_of, e->g, ri)) return OOM(err);
+                if (tdx_vec_push(&v->regions, nv) || tdx_hmap_put(&v->region_of, e->g, ri))
+                    return OOM(err);
             }
             if (tdx_vec_push(&v->regions.v[ri], (uint32_t)idx)) return OOM(err);
         } else if (ri != TDX_HMAP_EMPTY && v->regions.v[ri].n > 0) {
@@ -1287,21 +1345,25 @@ static int validate_one(vstate *v, tdx_v1_trace *t, size_t idx, tdx_err *err) {
             if (s->args[0] != e->args[0] || s->args[2] != e->args[2]) {
                 ev_string(a, sizeof a, e);
                 ev_string(b, sizeof b, s);
-                return VERR(e,
-                            "misuse of region in goroutine %" PRIu64
-                            ": span end \"%s\" when the inner-most active span start event is \"%s\"",
-                            e->g, a, b);
+                return VERR(
+                    e,
+                    "misuse of region in goroutine %" PRIu64
+                    ": span end \"%s\" when the inner-most active span start event is \"%s\"",
+                    e->g, a, b);
             }
             st->n--;
         }
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return 0;
 }
 
 static int validate(tdx_v1_trace *t, tdx_err *err) {
+    if (t->events.n >= UINT32_MAX) /* events are referred to by 32-bit indexes below */
+        return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "too many events");
     vstate v;
     memset(&v, 0, sizeof v);
     int rc = 0;
@@ -1313,7 +1375,8 @@ static int validate(tdx_v1_trace *t, tdx_err *err) {
         tdx_v1_event *e = &t->events.v[i];
         switch (e->type) {
         case TDX_V1_GC_START:
-            if (gc) rc = VERR(e, "previous GC is not ended before a new one (time %" PRId64 ")", e->ts);
+            if (gc)
+                rc = VERR(e, "previous GC is not ended before a new one (time %" PRId64 ")", e->ts);
             gc = true;
             e->p = TDX_V1_GC_P; /* attributed to the global GC state */
             break;
@@ -1322,14 +1385,18 @@ static int validate(tdx_v1_trace *t, tdx_err *err) {
             gc = false;
             break;
         case TDX_V1_STW_START:
-            if (stw) rc = VERR(e, "previous STW is not ended before a new one (time %" PRId64 ")", e->ts);
+            if (stw)
+                rc =
+                    VERR(e, "previous STW is not ended before a new one (time %" PRId64 ")", e->ts);
             stw = true;
             break;
         case TDX_V1_STW_DONE:
             if (!stw) rc = VERR(e, "bogus STW end (time %" PRId64 ")", e->ts);
             stw = false;
             break;
-        default: rc = validate_one(&v, t, i, err); break;
+        default:
+            rc = validate_one(&v, t, i, err);
+            break;
         }
         /* Events must not point at unknown or empty stacks. */
         if (e->stk != 0 && tdx_hmap_get(&t->gen.stack_ids, e->stk) == TDX_HMAP_EMPTY) e->stk = 0;
@@ -1357,7 +1424,8 @@ void tdx_v1_trace_free(tdx_v1_trace *t) {
 
 int tdx_v1_parse(const uint8_t *data, size_t size, int version, tdx_v1_trace *t, tdx_err *err) {
     tdx_err_clear(err);
-    if (size < TDX_HEADER_SIZE) return tdx_errf(err, TDX_EFORMAT, 0, "bad file format: not a Go execution trace?");
+    if (size < TDX_HEADER_SIZE)
+        return tdx_errf(err, TDX_EFORMAT, 0, "bad file format: not a Go execution trace?");
     tdx_gen *g = &t->gen;
     tdx_str empty = {(const uint8_t *)"", 0};
     tdx_stack none = {0, 0, 0};
@@ -1372,7 +1440,8 @@ int tdx_v1_parse(const uint8_t *data, size_t size, int version, tdx_v1_trace *t,
     int rc = index_batches(ps, err);
     if (!rc) rc = merge(ps, err);
     if (!rc) rc = fix_times(ps, err);
-    if (!rc && t->ticks_per_sec == 0) rc = tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "no EvFrequency event");
+    if (!rc && t->ticks_per_sec == 0)
+        rc = tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "no EvFrequency event");
     if (!rc) to_ns(ps);
     if (!rc) rc = validate(t, err);
     parser_free(ps);

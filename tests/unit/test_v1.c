@@ -3,11 +3,13 @@
 #include <criterion/criterion.h>
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/event.h"
 #include "core/reader.h"
 #include "core/source.h"
+#include "core/spec.h"
 #include "core/v1.h"
 
 /* ---- building traces ---- */
@@ -71,7 +73,8 @@ static void str(tb *t, uint64_t id, const char *s) {
 }
 
 /* A UserLog: the length-prefixed values, then the inline message. */
-static void user_log(tb *t, uint64_t dt, uint64_t task, uint64_t key, uint64_t stk, const char *msg) {
+static void user_log(tb *t, uint64_t dt, uint64_t task, uint64_t key, uint64_t stk,
+                     const char *msg) {
     rec(t, TDX_V1_USER_LOG, 4, dt, task, key, stk);
     uv(t, strlen(msg));
     for (const char *c = msg; *c; c++) put(t, (uint8_t)*c);
@@ -113,58 +116,62 @@ static int run(const tb *t, int version, sink *s, tdx_read_stats *st, tdx_err *e
 
 /* ---- record decoding ---- */
 
-static int decode(const uint8_t *p, size_t n, int version, unsigned flags, tdx_v1_raw *raw, tdx_err *err) {
-    static tdx_v1_decoder d;
-    tdx_v1_decoder_init(&d, p, n, 0, version, NULL);
-    return tdx_v1_next_raw(&d, flags, raw, err);
+/* The decoded values live in the decoder, so each test keeps its own. */
+static int decode(tdx_v1_decoder *d, const uint8_t *p, size_t n, int version, unsigned flags,
+                  tdx_v1_raw *raw, tdx_err *err) {
+    tdx_v1_decoder_init(d, p, n, 0, version, NULL);
+    return tdx_v1_next_raw(d, flags, raw, err);
 }
 
 Test(v1_decode, inline_arg_counts) {
+    tdx_v1_decoder d;
     tdx_v1_raw r;
     tdx_err err;
     static const uint8_t stop[] = {0x06, 0x0a};                /* c=0: one value */
     static const uint8_t start[] = {0x45, 0x0a, 0x07};         /* c=1: two */
     static const uint8_t gostart[] = {0x8e, 0x0a, 0x01, 0x01}; /* c=2: three */
-    cr_assert_eq(decode(stop, sizeof stop, 19, 0, &r, &err), 1);
+    cr_assert_eq(decode(&d, stop, sizeof stop, 19, 0, &r, &err), 1);
     cr_expect_eq(r.type, TDX_V1_PROC_STOP);
     cr_expect_eq(r.nargs, 1);
     cr_expect_eq(r.args[0], 10);
-    cr_assert_eq(decode(start, sizeof start, 19, 0, &r, &err), 1);
+    cr_assert_eq(decode(&d, start, sizeof start, 19, 0, &r, &err), 1);
     cr_expect_eq(r.nargs, 2);
     cr_expect_eq(r.args[1], 7);
-    cr_assert_eq(decode(gostart, sizeof gostart, 19, 0, &r, &err), 1);
+    cr_assert_eq(decode(&d, gostart, sizeof gostart, 19, 0, &r, &err), 1);
     cr_expect_eq(r.type, TDX_V1_GO_START);
     cr_expect_eq(r.nargs, 3);
     /* Skipping arguments still reads them but keeps none. */
-    cr_assert_eq(decode(gostart, sizeof gostart, 19, TDX_V1_SKIP_ARGS, &r, &err), 1);
+    cr_assert_eq(decode(&d, gostart, sizeof gostart, 19, TDX_V1_SKIP_ARGS, &r, &err), 1);
     cr_expect_eq(r.nargs, 0);
 }
 
 Test(v1_decode, length_prefixed_and_wide_varints) {
+    tdx_v1_decoder d;
     tdx_v1_raw r;
     tdx_err err;
     /* c=3 means "length-prefixed", not three values: GoCreate has four. */
     static const uint8_t create[] = {0xcd, 0x04, 0x0a, 0x01, 0x01, 0x00};
-    cr_assert_eq(decode(create, sizeof create, 19, 0, &r, &err), 1);
+    cr_assert_eq(decode(&d, create, sizeof create, 19, 0, &r, &err), 1);
     cr_expect_eq(r.type, TDX_V1_GO_CREATE);
     cr_expect_eq(r.nargs, 4);
     cr_expect_eq(tdx_v1_want_args(TDX_V1_GO_CREATE), 4);
     /* Go 1.21 pads a Stack's length to 10 bytes; non-minimal varints are valid. */
-    static const uint8_t stack[] = {0xc3, 0x88, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00,
-                                    0x01, 0x01, 0x81, 0x80, 0x01, 0x02, 0x03, 0x04};
-    cr_assert_eq(decode(stack, sizeof stack, 21, 0, &r, &err), 1, "%s", err.msg);
+    static const uint8_t stack[] = {0xc3, 0x88, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                    0x00, 0x01, 0x01, 0x81, 0x80, 0x01, 0x02, 0x03, 0x04};
+    cr_assert_eq(decode(&d, stack, sizeof stack, 21, 0, &r, &err), 1, "%s", err.msg);
     cr_expect_eq(r.type, TDX_V1_STACK);
     cr_expect_eq(r.nargs, 6);
     cr_expect_eq(r.args[2], 0x4001);
     /* P -1 is the 10-byte varint 2^64-1. */
-    static const uint8_t nop[] = {0x41, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x05};
-    cr_assert_eq(decode(nop, sizeof nop, 19, 0, &r, &err), 1);
+    static const uint8_t nop[] = {0x41, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                  0xff, 0xff, 0xff, 0xff, 0x01, 0x05};
+    cr_assert_eq(decode(&d, nop, sizeof nop, 19, 0, &r, &err), 1);
     cr_expect_eq(r.type, TDX_V1_BATCH);
     cr_expect_eq(r.batch_p, -1);
     cr_expect_eq(r.args[1], 5);
     /* A UserLog's trailing message. */
     static const uint8_t log[] = {0xf0, 0x04, 0x01, 0x01, 0x02, 0x00, 0x02, 'h', 'i'};
-    cr_assert_eq(decode(log, sizeof log, 11, 0, &r, &err), 1);
+    cr_assert_eq(decode(&d, log, sizeof log, 11, 0, &r, &err), 1);
     cr_expect_eq(r.nargs, 4);
     cr_expect(r.msg.n == 2 && memcmp(r.msg.p, "hi", 2) == 0);
     cr_expect_eq(tdx_v1_want_args(TDX_V1_USER_LOG), 4);
@@ -174,39 +181,42 @@ Test(v1_decode, length_prefixed_and_wide_varints) {
 }
 
 Test(v1_decode, errors) {
+    tdx_v1_decoder d;
     tdx_v1_raw r;
     tdx_err err;
-    static const uint8_t overflow[] = {0x06, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
-    cr_assert_eq(decode(overflow, sizeof overflow, 19, 0, &r, &err), -1);
+    static const uint8_t overflow[] = {0x06, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                       0xff, 0xff, 0xff, 0xff, 0x02};
+    cr_assert_eq(decode(&d, overflow, sizeof overflow, 19, 0, &r, &err), -1);
     cr_expect_str_eq(err.msg, "failed to read event 6 argument: malformatted base-128 varint");
     static const uint8_t cut[] = {0x45, 0x0a, 0x87};
-    cr_assert_eq(decode(cut, sizeof cut, 19, 0, &r, &err), -1);
+    cr_assert_eq(decode(&d, cut, sizeof cut, 19, 0, &r, &err), -1);
     cr_expect_str_eq(err.msg, "failed to read event 5 argument: malformatted base-128 varint");
     static const uint8_t big[] = {0xcd, 0x81, 0x10};
-    cr_assert_eq(decode(big, sizeof big, 19, 0, &r, &err), -1);
+    cr_assert_eq(decode(&d, big, sizeof big, 19, 0, &r, &err), -1);
     cr_expect_str_eq(err.msg, "failed to read event 13 argument: length-prefixed argument too big: "
                               "2049 bytes, limit is 2048");
     static const uint8_t zero[] = {0x00};
-    cr_assert_eq(decode(zero, 1, 19, 0, &r, &err), -1);
+    cr_assert_eq(decode(&d, zero, 1, 19, 0, &r, &err), -1);
     cr_expect_str_eq(err.msg, "unknown event type 0");
     static const uint8_t sample[] = {0xf1, 0x01, 0x00};
-    cr_assert_eq(decode(sample, sizeof sample, 11, 0, &r, &err), -1);
+    cr_assert_eq(decode(&d, sample, sizeof sample, 11, 0, &r, &err), -1);
     cr_expect_str_eq(err.msg, "unknown event type 49");
     static const uint8_t t50[] = {0x32};
-    cr_assert_eq(decode(t50, 1, 21, 0, &r, &err), -1);
+    cr_assert_eq(decode(&d, t50, 1, 21, 0, &r, &err), -1);
     cr_expect_str_eq(err.msg, "unknown event type 50");
     static const uint8_t badbatch[] = {0x01, 0x00};
-    cr_assert_eq(decode(badbatch, sizeof badbatch, 19, 0, &r, &err), -1);
+    cr_assert_eq(decode(&d, badbatch, sizeof badbatch, 19, 0, &r, &err), -1);
     cr_expect_str_eq(err.msg, "EvBatch has wrong number of arguments: got 1, want 2");
     static const uint8_t bigp[] = {0x41, 0x80, 0x80, 0x80, 0x80, 0x08, 0x00};
-    cr_assert_eq(decode(bigp, sizeof bigp, 19, 0, &r, &err), -1);
-    cr_expect_str_eq(err.msg, "processor ID 2147483648 is larger than maximum of 18446744073709551615");
+    cr_assert_eq(decode(&d, bigp, sizeof bigp, 19, 0, &r, &err), -1);
+    cr_expect_str_eq(err.msg,
+                     "processor ID 2147483648 is larger than maximum of 18446744073709551615");
     static const uint8_t emptystr[] = {0x25, 0x01, 0x00};
-    cr_assert_eq(decode(emptystr, sizeof emptystr, 19, 0, &r, &err), -1);
+    cr_assert_eq(decode(&d, emptystr, sizeof emptystr, 19, 0, &r, &err), -1);
     cr_expect_str_eq(err.msg, "string has invalid length 0");
-    cr_assert_eq(decode(emptystr, sizeof emptystr, 19, TDX_V1_SKIP_STRINGS, &r, &err), 1);
+    cr_assert_eq(decode(&d, emptystr, sizeof emptystr, 19, TDX_V1_SKIP_STRINGS, &r, &err), 1);
     cr_expect_eq(r.type, TDX_V1_NONE);
-    cr_assert_eq(decode(emptystr, 0, 19, 0, &r, &err), 0); /* end of data */
+    cr_assert_eq(decode(&d, emptystr, 0, 19, 0, &r, &err), 0); /* end of data */
 }
 
 /* ---- header recognition ---- */
@@ -238,12 +248,12 @@ Test(v1_header, versions) {
 /* ---- the minimal fixture of the spec (section 7.5) ---- */
 
 static const uint8_t minimal[84] = {
-    0x67, 0x6f, 0x20, 0x31, 0x2e, 0x31, 0x39, 0x20, 0x74, 0x72, 0x61, 0x63, 0x65, 0x00, 0x00, 0x00,
-    0x41, 0x00, 0xe8, 0x07, 0x45, 0x0a, 0x07, 0xcd, 0x04, 0x0a, 0x01, 0x01, 0x00, 0x8e, 0x0a, 0x01,
-    0x01, 0x25, 0x01, 0x09, 0x6d, 0x61, 0x69, 0x6e, 0x2e, 0x6d, 0x61, 0x69, 0x6e, 0x25, 0x02, 0x07,
-    0x6d, 0x61, 0x69, 0x6e, 0x2e, 0x67, 0x6f, 0x84, 0x0a, 0x04, 0x00, 0x0f, 0x0a, 0x06, 0x0a, 0x02,
-    0x80, 0x94, 0xeb, 0xdc, 0x03, 0x41, 0x00, 0xd0, 0x0f, 0xc3, 0x09, 0x01, 0x01, 0x80, 0xa0, 0x80,
-    0x02, 0x01, 0x02, 0x03};
+    0x67, 0x6f, 0x20, 0x31, 0x2e, 0x31, 0x39, 0x20, 0x74, 0x72, 0x61, 0x63, 0x65, 0x00,
+    0x00, 0x00, 0x41, 0x00, 0xe8, 0x07, 0x45, 0x0a, 0x07, 0xcd, 0x04, 0x0a, 0x01, 0x01,
+    0x00, 0x8e, 0x0a, 0x01, 0x01, 0x25, 0x01, 0x09, 0x6d, 0x61, 0x69, 0x6e, 0x2e, 0x6d,
+    0x61, 0x69, 0x6e, 0x25, 0x02, 0x07, 0x6d, 0x61, 0x69, 0x6e, 0x2e, 0x67, 0x6f, 0x84,
+    0x0a, 0x04, 0x00, 0x0f, 0x0a, 0x06, 0x0a, 0x02, 0x80, 0x94, 0xeb, 0xdc, 0x03, 0x41,
+    0x00, 0xd0, 0x0f, 0xc3, 0x09, 0x01, 0x01, 0x80, 0xa0, 0x80, 0x02, 0x01, 0x02, 0x03};
 
 static const char minimal_events[] =
     "M=-1 P=-1 G=-1 Sync Time=-1 N=1\n"
@@ -262,7 +272,7 @@ Test(v1_minimal, parsed_events) {
         int64_t ts;
         uint8_t type;
         uint64_t g;
-    } want[] = {{0, TDX_V1_PROC_START, 0}, {10, TDX_V1_GO_CREATE, 0}, {20, TDX_V1_GO_START, 1},
+    } want[] = {{0, TDX_V1_PROC_START, 0},  {10, TDX_V1_GO_CREATE, 0}, {20, TDX_V1_GO_START, 1},
                 {30, TDX_V1_GOMAXPROCS, 1}, {40, TDX_V1_GO_END, 1},    {50, TDX_V1_PROC_STOP, 0}};
     cr_assert_eq(t.events.n, 6);
     for (size_t i = 0; i < 6; i++) {
@@ -373,8 +383,10 @@ static const char rich_events[] =
     "M=3 P=0 G=3 StateTransition Time=150 GoID=3 Running->Runnable Reason=\"runtime.Gosched\"\n"
     "TransitionStack=\n" STK "\nStack=\n" STK "\n"
     "M=-1 P=1000004 G=-1 RangeBegin Time=160 Name=\"GC concurrent mark phase\" Scope=None\n"
-    "M=3 P=0 G=-1 RangeBegin Time=170 Name=\"stop-the-world (GC mark termination)\" Scope=Goroutine(-1)\n"
-    "M=3 P=0 G=-1 RangeEnd Time=180 Name=\"stop-the-world (GC mark termination)\" Scope=Goroutine(-1) "
+    "M=3 P=0 G=-1 RangeBegin Time=170 Name=\"stop-the-world (GC mark termination)\" "
+    "Scope=Goroutine(-1)\n"
+    "M=3 P=0 G=-1 RangeEnd Time=180 Name=\"stop-the-world (GC mark termination)\" "
+    "Scope=Goroutine(-1) "
     "Attributes=[]\n"
     "M=3 P=0 G=-1 RangeEnd Time=190 Name=\"GC concurrent mark phase\" Scope=None Attributes=[]\n"
     "M=3 P=0 G=2 StateTransition Time=200 GoID=2 Runnable->Running Reason=\"\"\n"
@@ -427,17 +439,18 @@ Test(v1_convert, syscall_sample_quirk) {
     tdx_read_stats st;
     tdx_err err;
     cr_assert_eq(run(&t, 19, &s, &st, &err), 0, "%s", err.msg);
-    cr_expect_str_eq((const char *)s.out.v,
-                     "M=-1 P=-1 G=-1 Sync Time=-1 N=1\n"
-                     "M=3 P=0 G=-1 StateTransition Time=0 ProcID=0 Undetermined->Running Reason=\"\"\n"
-                     "M=3 P=0 G=1 StateTransition Time=20 GoID=1 Undetermined->Running Reason=\"\"\n"
-                     "M=3 P=0 G=1 StateTransition Time=40 GoID=1 Running->Syscall Reason=\"\"\n"
-                     "M=3 P=0 G=1 StateTransition Time=41 GoID=1 Syscall->Running Reason=\"\"\n"
-                     "M=-1 P=0 G=1 StackSample Time=45\nStack=\n\n"
-                     /* the real exit time (tick 1062) replaces the emission time */
-                     "M=-1 P=1000003 G=1 StateTransition Time=52 GoID=1 Syscall->Runnable Reason=\"\"\n"
-                     "M=3 P=0 G=-1 StateTransition Time=60 ProcID=0 Running->Idle Reason=\"\"\n"
-                     "M=-1 P=-1 G=-1 Sync Time=61 N=2\n");
+    cr_expect_str_eq(
+        (const char *)s.out.v,
+        "M=-1 P=-1 G=-1 Sync Time=-1 N=1\n"
+        "M=3 P=0 G=-1 StateTransition Time=0 ProcID=0 Undetermined->Running Reason=\"\"\n"
+        "M=3 P=0 G=1 StateTransition Time=20 GoID=1 Undetermined->Running Reason=\"\"\n"
+        "M=3 P=0 G=1 StateTransition Time=40 GoID=1 Running->Syscall Reason=\"\"\n"
+        "M=3 P=0 G=1 StateTransition Time=41 GoID=1 Syscall->Running Reason=\"\"\n"
+        "M=-1 P=0 G=1 StackSample Time=45\nStack=\n\n"
+        /* the real exit time (tick 1062) replaces the emission time */
+        "M=-1 P=1000003 G=1 StateTransition Time=52 GoID=1 Syscall->Runnable Reason=\"\"\n"
+        "M=3 P=0 G=-1 StateTransition Time=60 ProcID=0 Running->Idle Reason=\"\"\n"
+        "M=-1 P=-1 G=-1 Sync Time=61 N=2\n");
     tdx_vec_free(&s.out);
 }
 
@@ -523,9 +536,10 @@ Test(v1_errors, futile_wakeup_fails_in_conversion) {
     cr_assert_eq(run(&t, 11, &s, &st, &err), -1);
     cr_expect_str_eq(err.msg, "unexpected event type 36");
     cr_expect_eq(err.offset, 23);
-    cr_expect_str_eq((const char *)s.out.v,
-                     "M=-1 P=-1 G=-1 Sync Time=-1 N=1\n"
-                     "M=7 P=0 G=-1 StateTransition Time=0 ProcID=0 Undetermined->Running Reason=\"\"\n");
+    cr_expect_str_eq(
+        (const char *)s.out.v,
+        "M=-1 P=-1 G=-1 Sync Time=-1 N=1\n"
+        "M=7 P=0 G=-1 StateTransition Time=0 ProcID=0 Undetermined->Running Reason=\"\"\n");
     tdx_vec_free(&s.out);
 }
 
