@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "evcodec.h"
+#include "viewsec.h"
 #include "writer.h"
 
 #define REBUILD "rebuild it with `traceidx build`"
@@ -281,11 +282,35 @@ size_t tdx_index_block_of_event(const tdx_index *ix, uint64_t i) {
     return lo;
 }
 
+/* Checks every blob a view directory points to in VIEWDATA. */
+static int verify_view(tdx_index *ix, uint32_t kind, tdx_err *err) {
+    uint64_t len, dlen;
+    const uint8_t *dir = tdx_index_section(ix, kind, &len, err);
+    const uint8_t *data = dir ? tdx_index_section(ix, TDX_SEC_VIEWDATA, &dlen, err) : NULL;
+    if (!data) return -1;
+    char what[48];
+    snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
+    if (len < VH_SIZE || (len - VH_SIZE) % CK_SIZE || tdx_rd64(dir + VH_NCKPT) != (len - VH_SIZE) / CK_SIZE)
+        return corrupt(err, ix->sec[kind].off, what);
+    uint64_t nck = (len - VH_SIZE) / CK_SIZE;
+    for (uint64_t i = 0; i < 3 + 3 * nck; i++) {
+        const uint8_t *ref = i < 3 ? dir + VH_TREE + i * BL_SIZE
+                                   : dir + VH_SIZE + ((i - 3) / 3) * CK_SIZE + CK_STATE + ((i - 3) % 3) * BL_SIZE;
+        uint64_t off = tdx_rd64(ref + BL_OFF), n = tdx_rd64(ref + BL_LEN);
+        if (off > dlen || n > dlen - off) return corrupt(err, ix->sec[kind].off + (uint64_t)(ref - dir), what);
+        if (XXH3_64bits(data + off, (size_t)n) != tdx_rd64(ref + BL_HASH))
+            return corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off + off, "section VIEWDATA");
+    }
+    return 0;
+}
+
 int tdx_index_verify(tdx_index *ix, tdx_err *err) {
     for (uint32_t k = 1; k < TDX_SEC_COUNT_; k++) {
         uint64_t len;
         if (ix->sec[k].present && !tdx_index_section(ix, k, &len, err)) return -1;
     }
+    for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE; k++)
+        if (ix->sec[k].present && verify_view(ix, k, err)) return -1;
     tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
     if (!buf) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     int rc = 0;

@@ -36,7 +36,16 @@ if "$T" --help | grep -q '^  build'; then
     "$T" info "$OUT/service.tidx"
     step "Query 10 ms of it as trace-viewer JSON" \
          "traceidx query $OUT/service.tidx --range 100ms:+10ms -o $OUT/window.json"
-    "$T" query "$OUT/service.tidx" --range 100ms:+10ms -o "$OUT/window.json"
+    "$T" query "$OUT/service.tidx" --range 100ms:+10ms -o "$OUT/window.json" --verbose
     echo "wrote $OUT/window.json ($(wc -c <"$OUT/window.json") bytes); open it in chrome://tracing or Perfetto"
+    step "List the ranges go tool trace would split the proc view into" "traceidx ranges $OUT/service.tidx"
+    "$T" ranges "$OUT/service.tidx"
+    G=$(TZ=UTC "$T" dump --events "$OUT/service.trace" | sed -n 's/.*StateTransition.* GoID=\([0-9][0-9]*\) NotExist->Runnable.*/\1/p' | sed -n 100p)
+    if [ -n "$G" ]; then
+        step "Goroutine $G's view (go tool trace's goid=$G page)" \
+             "traceidx query $OUT/service.tidx --goroutine $G -o $OUT/goroutine.json"
+        "$T" query "$OUT/service.tidx" --goroutine "$G" -o "$OUT/goroutine.json" --verbose
+        echo "wrote $OUT/goroutine.json ($(wc -c <"$OUT/goroutine.json") bytes)"
+    fi
 fi
 printf '\nDone. Everything above was produced from files in testdata/ by the binaries in %s.\n' "$BUILD"

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "core/prefetch.h"
 #include "core/reader.h"
+#include "index/query.h"
 #include "index/reader.h"
 #include "index/viewbuild.h"
 #include "index/writer.h"
@@ -222,6 +223,13 @@ int cmd_info(int argc, char **argv) {
     char dur[48];
     cli_duration(dur, sizeof dur, span);
     double ratio = ix.trace_size ? (double)ix.size / (double)ix.trace_size : 0;
+    tdx_vrange *rs = NULL;
+    size_t nr = 0;
+    if (tdx_query_ranges(&ix, &rs, &nr, &err)) {
+        cli_report(path, &err);
+        tdx_index_close(&ix);
+        return TDX_EXIT_FAIL;
+    }
     if (json) {
         printf("{\"index\":\"%s\",\"format_version\":%u,\"trace_version\":\"go1.%" PRIu64 "\","
                "\"trace_bytes\":%" PRIu64 ",\"index_bytes\":%zu,\"ratio\":%.4f,"
@@ -238,6 +246,13 @@ int cmd_info(int argc, char **argv) {
             printf("%s\"%s\":%" PRIu64, first ? "" : ",", tdx_kind_name(k), m[M_KIND0 + k]);
             first = 0;
         }
+        printf("},\"ranges\":%zu,\"sections\":{", nr);
+        first = 1;
+        for (uint32_t k = 1; k < TDX_SEC_COUNT_; k++) {
+            if (!ix.sec[k].present) continue;
+            printf("%s\"%s\":%" PRIu64, first ? "" : ",", tdx_section_name(k), ix.sec[k].len);
+            first = 0;
+        }
         printf("}%s}\n", verify ? ",\"verified\":true" : "");
     } else {
         printf("index:        %s (format version %u%s)\n", path, ix.version, verify ? ", all checksums verified" : "");
@@ -252,9 +267,22 @@ int cmd_info(int argc, char **argv) {
                m[M_GOROUTINES], m[M_PROCS], m[M_THREADS]);
         printf("tables:       %" PRIu64 " strings, %" PRIu64 " stacks, %" PRIu64 " frames\n", m[M_STRINGS],
                m[M_STACKS], m[M_FRAMES]);
+        if (nr) {
+            printf("split ranges: %zu (go tool trace's ~100 MiB pieces of the proc view)\n", nr);
+            for (size_t i = 0; i < nr; i++)
+                printf("  #%-3zu %s (events %" PRId64 "..%" PRId64 ")\n", i, rs[i].name, rs[i].start,
+                       rs[i].end);
+        } else {
+            printf("split ranges: none (the proc view fits in one range)\n");
+        }
         printf("index size:   %zu bytes, %.3f of the trace, %" PRIu64 " event blocks\n", ix.size, ratio,
                m[M_BLOCKS]);
+        for (uint32_t k = 1; k < TDX_SEC_COUNT_; k++)
+            if (ix.sec[k].present && ix.sec[k].len)
+                printf("  %-16s %12" PRIu64 " bytes  %.3f of the trace\n", tdx_section_name(k),
+                       ix.sec[k].len, ix.trace_size ? (double)ix.sec[k].len / (double)ix.trace_size : 0.0);
     }
+    free(rs);
     tdx_index_close(&ix);
     return TDX_EXIT_OK;
 }
