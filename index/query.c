@@ -72,10 +72,9 @@ static int load_common(qctx *q) {
     uint64_t len;
     const uint8_t *p = tdx_index_section(q->ix, TDX_SEC_VGSTORE, &len, q->err);
     if (!p) return -1;
-    if (tdx_vgstore_init(&q->store)) return oom(q);
     tdx_vgtree_init(&q->tree, &q->store);
     tdx_summary_init(&q->sum, &q->store);
-    if (tdx_vgstore_load(&q->store, p, (size_t)len, q->err)) return -1;
+    if (tdx_vgstore_load(&q->store, p, (size_t)len, &q->ix->tabs, q->err)) return -1;
     q->data = tdx_index_section(q->ix, TDX_SEC_VIEWDATA, &q->datalen, q->err);
     return q->data ? 0 : -1;
 }
@@ -193,7 +192,7 @@ static int long_items(qctx *q, tdx_viewgen *vg, uint64_t d, tdx_query_stats *st)
             uint64_t n = tdx_deser_u(&id);
             if (id.bad || n < 1 || n > 2) goto bad;
             for (uint64_t j = 0; j < n; j++)
-                if (tdx_vev_load(&id, &ev[j], &q->store)) goto bad;
+                if (tdx_vev_load(&id, &ev[j])) goto bad;
             if (next++ == ord) {
                 tdx_viewgen_emit_item(vg, ev, (size_t)n);
                 st->long_items++;

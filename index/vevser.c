@@ -20,36 +20,38 @@ static uint64_t static_code(const char *s) {
     return 0; /* unknown: dropped (never happens with the generator's values) */
 }
 
-int tdx_vev_save(tdx_buf *b, const tdx_vev *ev, tdx_vgstore *store) {
-    uint32_t name = tdx_vgstore_intern(store, ev->name.p, ev->name.n);
-    uint32_t scope = tdx_vgstore_intern(store, ev->scope.p, ev->scope.n);
-    uint32_t as = tdx_vgstore_intern(store, ev->args.s.p, ev->args.s.n);
-    if (store->oom) return -1;
+int tdx_vev_save(tdx_buf *b, const tdx_vev *ev) {
     int rc = tdx_buf_append(b, &ev->ph, 1);
     rc |= tdx_ser_u(b, (uint64_t)ev->required | static_code(ev->cname) << 1 | static_code(ev->cat) << 6);
-    rc |= tdx_ser_u(b, name) | tdx_ser_u(b, scope) | tdx_ser_i(b, ev->ts) | tdx_ser_i(b, ev->dur);
+    rc |= tdx_ser_bytes(b, ev->name.p, ev->name.n) | tdx_ser_bytes(b, ev->scope.p, ev->scope.n);
+    rc |= tdx_ser_i(b, ev->ts) | tdx_ser_i(b, ev->dur);
     rc |= tdx_ser_u(b, ev->pid) | tdx_ser_u(b, ev->tid) | tdx_ser_u(b, ev->id);
     rc |= tdx_ser_i(b, ev->sf) | tdx_ser_i(b, ev->esf);
     rc |= tdx_ser_u(b, ev->args.kind);
     if (ev->args.kind)
         rc |= tdx_ser_u(b, ev->args.u[0]) | tdx_ser_u(b, ev->args.u[1]) | tdx_ser_u(b, ev->args.u[2]) |
-              tdx_ser_u(b, as);
+              tdx_ser_bytes(b, ev->args.s.p, ev->args.s.n);
     return rc ? -1 : 0;
 }
 
-int tdx_vev_load(tdx_deser *d, tdx_vev *ev, const tdx_vgstore *store) {
+static tdx_str load_str(tdx_deser *d) {
+    size_t n;
+    const uint8_t *p = tdx_deser_bytes(d, &n);
+    return (tdx_str){p, (uint32_t)n};
+}
+
+int tdx_vev_load(tdx_deser *d, tdx_vev *ev) {
     memset(ev, 0, sizeof *ev);
     if (d->p >= d->end) return -1;
     ev->ph = (char)*d->p++;
     uint64_t flags = tdx_deser_u(d);
-    uint64_t ns = tdx_vgstore_nstrings(store);
     ev->required = flags & 1;
     uint64_t cn = (flags >> 1) & 31, ct = flags >> 6;
     if (cn > NSTATIC || ct > NSTATIC) return -1;
     ev->cname = cn ? statics[cn - 1] : NULL;
     ev->cat = ct ? statics[ct - 1] : NULL;
-    ev->name = tdx_vgstore_str(store, tdx_deser_u32(d, ns));
-    ev->scope = tdx_vgstore_str(store, tdx_deser_u32(d, ns));
+    ev->name = load_str(d);
+    ev->scope = load_str(d);
     ev->ts = tdx_deser_i(d);
     ev->dur = tdx_deser_i(d);
     ev->pid = tdx_deser_u(d);
@@ -60,7 +62,7 @@ int tdx_vev_load(tdx_deser *d, tdx_vev *ev, const tdx_vgstore *store) {
     ev->args.kind = (uint8_t)tdx_deser_u(d);
     if (ev->args.kind) {
         for (int i = 0; i < 3; i++) ev->args.u[i] = tdx_deser_u(d);
-        ev->args.s = tdx_vgstore_str(store, tdx_deser_u32(d, ns));
+        ev->args.s = load_str(d);
     }
     return d->bad ? -1 : 0;
 }

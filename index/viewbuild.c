@@ -1,18 +1,32 @@
 /* viewbuild.c: one pass of the proc, thread and goroutine generators (default options) over the
  * index's events, recording per view: checkpoints of the generator every ckpt_events events
- * (pruned to live goroutines), the "long items" (viewer events an interval emits that reach
- * back before the interval's start: the only events a later interval contributes to an earlier
+ * (live goroutines only), the "long items" (viewer events an interval emits that reach back
+ * before the interval's start: the only events a later interval contributes to an earlier
  * window), the state after the last event, and the frame tree. The proc view also feeds the
- * splitter. Layout in viewsec.h and docs/index-format.md. */
+ * splitter, and Go's summary is computed beside it. Layout in viewsec.h and
+ * docs/index-format.md.
+ *
+ * Two workers share the work (proc view + summary + splitter; thread + goroutine views). Each
+ * decodes the blocks itself and writes its blobs to a scratch file of its own; the scratch
+ * files are appended to VIEWDATA in worker order, so the index bytes do not depend on -j. The
+ * store of strings and stacks is filled before the workers start and frozen, so they only read
+ * it and every id is the same whatever the scheduling. */
 #include "viewbuild.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "core/hmap.h"
 #include "core/mem.h"
+#include "core/spec.h"
 #include "index/evcodec.h"
 #include "index/format.h"
 #include "index/jsonout.h"
@@ -23,16 +37,17 @@
 #include "index/viewsec.h"
 
 #define NVIEWS 3
+#define NWORKERS 2
 
 typedef struct item_meta {
     uint64_t interval;
     int64_t mintime;
 } item_meta;
 
-struct vbuild;
+struct worker;
 
 typedef struct vview {
-    struct vbuild *b;
+    struct worker *w;
     int view;
     tdx_vgtree tree;
     tdx_vgframes frames;
@@ -43,11 +58,13 @@ typedef struct vview {
     tdx_buf pend; /* the first half of an arrow or async slice */
     int64_t pend_ts;
     bool has_pend;
-    tdx_buf dir;     /* checkpoint records */
+    tdx_buf dir; /* checkpoint records */
     uint8_t cur[CK_SIZE];
     bool have_cur;
     bool finishing;
     tdx_jsplit *split;
+    uint8_t hdr[VH_SIZE];
+    TDX_VEC(tdx_vgname) dropped; /* goroutine view: names of the goroutines forgotten */
     int err;
 } vview;
 
@@ -58,31 +75,49 @@ typedef struct idset {
     tdx_hmap big;
 } idset;
 
-#define IDSET_DENSE (1ull << 27)
+#define IDSET_DENSE (1ull << 26)
 
-typedef struct vbuild {
-    tdx_iwriter *w;
+/* What the workers share, read-only while they run. */
+typedef struct shared {
+    tdx_iwriter *iw;
     const tdx_gen *tabs;
     tdx_vgstore store;
+    const tdx_viewbuild_opts *opts;
+    uint64_t every;
+    const tdx_hmap *resurrected; /* ids that come back after ending: never forgotten */
+    uint64_t total;
+    pthread_mutex_t progress_mu;
+    uint64_t done[NWORKERS];
+} shared;
+
+typedef struct worker {
+    shared *sh;
+    int index;
+    int nviews;
+    vview v[2];
+    bool summary;
     tdx_summary sum;
-    vview v[NVIEWS];
     tdx_jsplit split;
+    bool has_split;
     tdx_hmap alive;
     idset dead;
-    tdx_hmap resurrected; /* ids that came back after ending (second pass: always kept) */
-    bool rerun_needed;
-    int64_t t0;
-    int64_t tk; /* the current interval's start (elapsed) */
-    uint64_t k; /* and its index */
-    tdx_buf scratch;
+    tdx_hmap found; /* ids seen coming back (this pass must be redone keeping them) */
+    int64_t t0, tk; /* first event's time; the current interval's start (elapsed) */
+    uint64_t k;     /* the current interval */
+    uint64_t nck;
+    tdx_buf scratch, blockbuf;
+    /* the scratch file of blobs */
+    int fd;
+    uint64_t flen;
+    tdx_buf fbuf; /* written in large pieces */
     uint64_t state_bytes;
     tdx_err err;
     int failed;
-} vbuild;
+} worker;
 
-static int oom(vbuild *b) {
-    if (!b->failed) tdx_errf(&b->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    b->failed = 1;
+static int oom(worker *w) {
+    if (!w->failed) tdx_errf(&w->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    w->failed = 1;
     return -1;
 }
 
@@ -119,42 +154,85 @@ static void idset_free(idset *s) {
     memset(s, 0, sizeof *s);
 }
 
-static bool keep_goroutine(void *ctx, int64_t id) {
-    const vbuild *b = ctx;
-    return tdx_hmap_get(&b->alive, (uint64_t)id) != TDX_HMAP_EMPTY ||
-           tdx_hmap_get(&b->resurrected, (uint64_t)id) != TDX_HMAP_EMPTY;
+static bool resurrected(const worker *w, int64_t id) {
+    return tdx_hmap_get(w->sh->resurrected, (uint64_t)id) != TDX_HMAP_EMPTY;
 }
 
-/* ---- blobs ---- */
+static bool keep_goroutine(void *ctx, int64_t id) {
+    const worker *w = ctx;
+    return tdx_hmap_get(&w->alive, (uint64_t)id) != TDX_HMAP_EMPTY || resurrected(w, id);
+}
 
-static int put_blob(vbuild *b, const void *p, size_t n, uint8_t *ref) {
-    uint64_t off;
-    if (tdx_iwriter_stream_put(b->w, p, n, &off, &b->err)) {
-        b->failed = 1;
+/* ---- the scratch file of blobs ---- */
+
+static int open_scratch(worker *w) {
+    char *dup = strdup(tdx_iwriter_temp_path(w->sh->iw));
+    if (!dup) return oom(w);
+    const char *dir = dirname(dup);
+    w->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (w->fd < 0) { /* no O_TMPFILE here: a named file, removed at once */
+        size_t n = strlen(dir) + 32;
+        char *path = malloc(n);
+        if (path) {
+            snprintf(path, n, "%s/.traceidx.XXXXXX", dir);
+            w->fd = mkostemp(path, O_CLOEXEC);
+            if (w->fd >= 0) unlink(path);
+            free(path);
+        }
+    }
+    int e = errno;
+    free(dup);
+    if (w->fd < 0) {
+        tdx_errf(&w->err, TDX_EIO, TDX_NO_OFFSET, "cannot create a scratch file beside the index: %s",
+                 strerror(e));
+        w->failed = 1;
         return -1;
     }
-    tdx_le64(ref + BL_OFF, off);
+    return 0;
+}
+
+static int flush_scratch(worker *w) {
+    size_t off = 0;
+    while (off < w->fbuf.n) {
+        ssize_t k = write(w->fd, w->fbuf.v + off, w->fbuf.n - off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            tdx_errf(&w->err, TDX_EIO, TDX_NO_OFFSET, "cannot write the scratch file: %s",
+                     k < 0 ? strerror(errno) : "no space");
+            w->failed = 1;
+            return -1;
+        }
+        off += (size_t)k;
+    }
+    w->fbuf.n = 0;
+    return 0;
+}
+
+static int put_blob(worker *w, const void *p, size_t n, uint8_t *ref) {
+    tdx_le64(ref + BL_OFF, w->flen);
     tdx_le64(ref + BL_LEN, n);
     tdx_le64(ref + BL_HASH, XXH3_64bits(p, n));
-    return 0;
+    if (n && tdx_buf_append(&w->fbuf, p, n)) return oom(w);
+    w->flen += n;
+    return w->fbuf.n >= (1u << 20) ? flush_scratch(w) : 0;
 }
 
 /* ---- recording what the generators emit ---- */
 
 static int rec_item(vview *v, const tdx_vev *ev, int64_t mintime) {
-    vbuild *b = v->b;
-    if (mintime >= b->tk) return 0;
-    item_meta m = {b->k, mintime};
+    worker *w = v->w;
+    if (mintime >= w->tk) return 0;
+    item_meta m = {w->k, mintime};
     if (tdx_vec_push(&v->meta, m)) return -1;
     v->nitems_int++;
     if (v->has_pend) {
         v->has_pend = false;
         return tdx_ser_u(&v->items, 2) || tdx_buf_append(&v->items, v->pend.v, v->pend.n) ||
-                       tdx_vev_save(&v->items, ev, &b->store)
+                       tdx_vev_save(&v->items, ev)
                    ? -1
                    : 0;
     }
-    return tdx_ser_u(&v->items, 1) || tdx_vev_save(&v->items, ev, &b->store) ? -1 : 0;
+    return tdx_ser_u(&v->items, 1) || tdx_vev_save(&v->items, ev) ? -1 : 0;
 }
 
 static int rec_event(void *ctx, const tdx_vev *ev) {
@@ -166,7 +244,7 @@ static int rec_event(void *ctx, const tdx_vev *ev) {
     case 's':
     case 'b':
         v->pend.n = 0;
-        rc = tdx_vev_save(&v->pend, ev, &v->b->store);
+        rc = tdx_vev_save(&v->pend, ev);
         v->pend_ts = ev->ts;
         v->has_pend = true;
         break;
@@ -187,14 +265,14 @@ static int rec_event(void *ctx, const tdx_vev *ev) {
     return rc;
 }
 
-/* Closes interval k of every view (its long items) and opens checkpoint k + 1 at event `idx`. */
-static int close_interval(vbuild *b) {
-    for (int i = 0; i < NVIEWS; i++) {
-        vview *v = &b->v[i];
+/* Closes the current interval of the worker's views (their long items). */
+static int close_interval(worker *w) {
+    for (int i = 0; i < w->nviews; i++) {
+        vview *v = &w->v[i];
         if (!v->have_cur) continue;
         tdx_le64(v->cur + CK_NITEMS, v->nitems_int);
-        if (put_blob(b, v->items.v, v->items.n, v->cur + CK_ITEMS)) return -1;
-        if (tdx_buf_append(&v->dir, v->cur, CK_SIZE)) return oom(b);
+        if (put_blob(w, v->items.v, v->items.n, v->cur + CK_ITEMS)) return -1;
+        if (tdx_buf_append(&v->dir, v->cur, CK_SIZE)) return oom(w);
         v->items.n = 0;
         v->nitems_int = 0;
         v->have_cur = false;
@@ -202,48 +280,72 @@ static int close_interval(vbuild *b) {
     return 0;
 }
 
-static int checkpoint(vbuild *b, uint64_t idx, int64_t elapsed, uint64_t k) {
-    if (close_interval(b)) return -1;
-    b->k = k;
-    b->tk = elapsed;
-    for (int i = 0; i < NVIEWS; i++) {
-        vview *v = &b->v[i];
+static int checkpoint(worker *w, uint64_t idx, int64_t elapsed) {
+    if (close_interval(w)) return -1;
+    w->k = w->nck++;
+    w->tk = elapsed;
+    for (int i = 0; i < w->nviews; i++) {
+        vview *v = &w->v[i];
         memset(v->cur, 0, sizeof v->cur);
         tdx_le64(v->cur + CK_EVENT, idx);
         tdx_le64(v->cur + CK_TIME, (uint64_t)elapsed);
         tdx_le64(v->cur + CK_NOPT, tdx_viewgen_counters_get(v->vg).optional);
         tdx_le64(v->cur + CK_FIRST_ITEM, v->meta.n);
-        b->scratch.n = 0;
-        if (tdx_viewgen_save_pruned(v->vg, &b->scratch, keep_goroutine, b)) return oom(b);
-        b->state_bytes += b->scratch.n;
-        if (put_blob(b, b->scratch.v, b->scratch.n, v->cur + CK_STATE)) return -1;
+        w->scratch.n = 0;
+        if (tdx_viewgen_save_pruned(v->vg, &w->scratch, keep_goroutine, w)) return oom(w);
+        w->state_bytes += w->scratch.n;
+        if (put_blob(w, w->scratch.v, w->scratch.n, v->cur + CK_STATE)) return -1;
         v->have_cur = true;
     }
     return 0;
 }
 
-/* Goroutines that exist: pruning keeps them; an id coming back after it ended means the pass
- * must be redone keeping that id (Go's generator reuses its old state). */
-static int track(vbuild *b, const tdx_event *e) {
+/* Goroutines that exist: checkpoints keep them. An ended goroutine is forgotten by the
+ * generators; an id coming back after it ended means the pass must be redone keeping that id
+ * (Go's generator reuses the old state). Runs after the views saw the event. */
+static int track(worker *w, const tdx_event *e) {
     if (e->kind != TDX_KIND_STATE_TRANSITION || e->res_kind != TDX_RES_GOROUTINE) return 0;
     int64_t id = e->res;
     if (e->to == TDX_GO_NOTEXIST) {
-        tdx_hmap_del(&b->alive, (uint64_t)id);
-        return idset_add(&b->dead, id) ? oom(b) : 0;
+        tdx_hmap_del(&w->alive, (uint64_t)id);
+        if (resurrected(w, id)) return 0;
+        if (idset_add(&w->dead, id)) return oom(w);
+        for (int i = 0; i < w->nviews; i++) {
+            tdx_vgname nm;
+            vview *v = &w->v[i];
+            if (tdx_viewgen_drop(v->vg, id, &nm) && v->view == TDX_VIEW_GOROUTINE &&
+                tdx_vec_push(&v->dropped, nm))
+                return oom(w);
+        }
+        return 0;
     }
-    if (idset_has(&b->dead, id) && tdx_hmap_get(&b->resurrected, (uint64_t)id) == TDX_HMAP_EMPTY) {
-        b->rerun_needed = true;
-        if (tdx_hmap_put(&b->resurrected, (uint64_t)id, 1)) return oom(b);
-    }
-    return tdx_hmap_put(&b->alive, (uint64_t)id, 1) ? oom(b) : 0;
+    if (idset_has(&w->dead, id) && !resurrected(w, id) &&
+        tdx_hmap_put(&w->found, (uint64_t)id, 1))
+        return oom(w);
+    return tdx_hmap_put(&w->alive, (uint64_t)id, 1) ? oom(w) : 0;
 }
 
 /* ---- the final records ---- */
 
-static int names_blob(vbuild *b, vview *v, uint8_t *ref, uint64_t *count) {
-    tdx_vgname *nm;
-    size_t n;
-    if (tdx_viewgen_names(v->vg, keep_goroutine, b, &nm, &n)) return oom(b);
+static int cmp_name(const void *a, const void *b) {
+    int64_t x = ((const tdx_vgname *)a)->id, y = ((const tdx_vgname *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+/* The lane names of the goroutines the final state leaves out (forgotten or pruned). */
+static int names_blob(worker *w, vview *v, uint8_t *ref, uint64_t *count) {
+    tdx_vgname *pr;
+    size_t npr;
+    if (tdx_viewgen_names(v->vg, keep_goroutine, w, &pr, &npr)) return oom(w);
+    for (size_t i = 0; i < npr; i++)
+        if (tdx_vec_push(&v->dropped, pr[i])) {
+            free(pr);
+            return oom(w);
+        }
+    free(pr);
+    tdx_vgname *nm = v->dropped.v;
+    size_t n = v->dropped.n;
+    if (n) qsort(nm, n, sizeof *nm, cmp_name);
     size_t ng = (n + TDX_NAMES_GROUP - 1) / TDX_NAMES_GROUP;
     tdx_buf data = {0}, out = {0};
     uint8_t x[8];
@@ -266,63 +368,49 @@ static int names_blob(vbuild *b, vview *v, uint8_t *ref, uint64_t *count) {
         }
     }
     rc |= tdx_buf_append(&out, data.v, data.n);
-    free(nm);
     tdx_vec_free(&data);
     if (rc) {
         tdx_vec_free(&out);
-        return oom(b);
+        return oom(w);
     }
     *count = n;
-    rc = put_blob(b, out.v, out.n, ref);
+    rc = put_blob(w, out.v, out.n, ref);
     tdx_vec_free(&out);
     return rc;
 }
 
+/* The first checkpoint whose time is after m (times are non-decreasing). */
+static size_t first_after(const int64_t *T, size_t n, int64_t m) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (T[mid] > m) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
 /* The crossing lists: for checkpoint d, the long items emitted in intervals >= d that start
  * before T_d (a window ending before T_d needs exactly those from the rest of the trace). */
-static int cross_blobs(vbuild *b, vview *v) {
+static int cross_blobs(worker *w, vview *v) {
     size_t nck = v->dir.n / CK_SIZE;
-    uint64_t *cnt = calloc(nck + 1, sizeof *cnt);
-    if (!cnt) return oom(b);
     int64_t *T = malloc((nck ? nck : 1) * sizeof *T);
-    if (!T) {
-        free(cnt);
-        return oom(b);
-    }
-    for (size_t d = 0; d < nck; d++) T[d] = (int64_t)tdx_rd64(v->dir.v + d * CK_SIZE + CK_TIME);
-    /* first checkpoint with T > m (times are non-decreasing) */
-#define FIRST_AFTER(m, out)                                                                       \
-    do {                                                                                          \
-        size_t lo_ = 0, hi_ = nck;                                                                \
-        while (lo_ < hi_) {                                                                       \
-            size_t mid_ = (lo_ + hi_) / 2;                                                        \
-            if (T[mid_] > (m)) hi_ = mid_;                                                        \
-            else lo_ = mid_ + 1;                                                                  \
-        }                                                                                         \
-        (out) = lo_;                                                                              \
-    } while (0)
-    for (size_t j = 0; j < v->meta.n; j++) {
-        size_t lo;
-        FIRST_AFTER(v->meta.v[j].mintime, lo);
-        for (size_t d = lo; d <= v->meta.v[j].interval && d < nck; d++) cnt[d]++;
-    }
-    int rc = 0;
     tdx_buf *lists = calloc(nck ? nck : 1, sizeof *lists);
-    uint64_t *last = calloc(nck ? nck : 1, sizeof *last);
-    if (!lists || !last) rc = oom(b);
+    uint64_t *cnt = calloc(nck ? nck : 1, sizeof *cnt), *last = calloc(nck ? nck : 1, sizeof *last);
+    int rc = !T || !lists || !cnt || !last ? oom(w) : 0;
+    for (size_t d = 0; d < nck && !rc; d++) T[d] = (int64_t)tdx_rd64(v->dir.v + d * CK_SIZE + CK_TIME);
+    for (size_t j = 0; j < v->meta.n && !rc; j++)
+        for (size_t d = first_after(T, nck, v->meta.v[j].mintime); d <= v->meta.v[j].interval && d < nck; d++)
+            cnt[d]++;
     for (size_t d = 0; d < nck && !rc; d++)
-        if (tdx_ser_u(&lists[d], cnt[d])) rc = oom(b);
-    for (size_t j = 0; j < v->meta.n && !rc; j++) {
-        size_t lo;
-        FIRST_AFTER(v->meta.v[j].mintime, lo);
-        for (size_t d = lo; d <= v->meta.v[j].interval && d < nck && !rc; d++) {
-            if (tdx_ser_u(&lists[d], j - last[d])) rc = oom(b);
+        if (tdx_ser_u(&lists[d], cnt[d])) rc = oom(w);
+    for (size_t j = 0; j < v->meta.n && !rc; j++)
+        for (size_t d = first_after(T, nck, v->meta.v[j].mintime); d <= v->meta.v[j].interval && d < nck && !rc; d++) {
+            if (tdx_ser_u(&lists[d], j - last[d])) rc = oom(w);
             last[d] = j;
         }
-    }
-#undef FIRST_AFTER
     for (size_t d = 0; d < nck && !rc; d++)
-        rc = put_blob(b, lists[d].v, lists[d].n, v->dir.v + d * CK_SIZE + CK_CROSS);
+        rc = put_blob(w, lists[d].v, lists[d].n, v->dir.v + d * CK_SIZE + CK_CROSS);
     for (size_t d = 0; lists && d < nck; d++) tdx_vec_free(&lists[d]);
     free(lists);
     free(last);
@@ -331,113 +419,239 @@ static int cross_blobs(vbuild *b, vview *v) {
     return rc;
 }
 
-static int finish_views(vbuild *b, uint8_t hdr[NVIEWS][VH_SIZE]) {
-    if (close_interval(b)) return -1;
-    for (int i = 0; i < NVIEWS; i++) {
-        vview *v = &b->v[i];
-        uint8_t *h = hdr[i];
+static int finish_views(worker *w) {
+    if (close_interval(w)) return -1;
+    for (int i = 0; i < w->nviews; i++) {
+        vview *v = &w->v[i];
+        uint8_t *h = v->hdr;
         memset(h, 0, VH_SIZE);
         tdx_le64(h + VH_VIEW, (uint64_t)v->view);
         tdx_le64(h + VH_NCKPT, v->dir.n / CK_SIZE);
         tdx_le64(h + VH_NITEMS, v->meta.n);
-        b->scratch.n = 0;
-        if (tdx_viewgen_save_pruned(v->vg, &b->scratch, keep_goroutine, b)) return oom(b);
-        if (put_blob(b, b->scratch.v, b->scratch.n, h + VH_FINAL)) return -1;
+        w->scratch.n = 0;
+        if (tdx_viewgen_save_pruned(v->vg, &w->scratch, keep_goroutine, w)) return oom(w);
+        if (put_blob(w, w->scratch.v, w->scratch.n, h + VH_FINAL)) return -1;
         uint64_t nn = 0;
         if (v->view == TDX_VIEW_GOROUTINE) {
-            if (names_blob(b, v, h + VH_NAMES, &nn)) return -1;
-        } else if (put_blob(b, NULL, 0, h + VH_NAMES)) {
+            if (names_blob(w, v, h + VH_NAMES, &nn)) return -1;
+        } else if (put_blob(w, NULL, 0, h + VH_NAMES)) {
             return -1;
         }
         tdx_le64(h + VH_NNAMES, nn);
         tdx_le64(h + VH_NFRAMES_MAIN, tdx_vgtree_nframes(&v->tree));
         v->finishing = true;
-        if (tdx_viewgen_finish(v->vg) || v->err || v->tree.oom) return oom(b);
+        if (tdx_viewgen_finish(v->vg) || v->err || v->tree.oom) return oom(w);
         tdx_le64(h + VH_NOPT, tdx_viewgen_counters_get(v->vg).optional);
-        b->scratch.n = 0;
-        if (tdx_vgtree_save(&v->tree, &b->scratch)) return oom(b);
-        if (put_blob(b, b->scratch.v, b->scratch.n, h + VH_TREE)) return -1;
-        if (cross_blobs(b, v)) return -1;
+        w->scratch.n = 0;
+        if (tdx_vgtree_save(&v->tree, &w->scratch)) return oom(w);
+        if (put_blob(w, w->scratch.v, w->scratch.n, h + VH_TREE)) return -1;
+        if (cross_blobs(w, v)) return -1;
     }
-    return 0;
+    return flush_scratch(w);
 }
 
-/* ---- the pass ---- */
+/* ---- a worker's pass ---- */
 
-static void vbuild_free(vbuild *b) {
-    for (int i = 0; i < NVIEWS; i++) {
-        vview *v = &b->v[i];
+static void progress(worker *w, uint64_t done) {
+    shared *sh = w->sh;
+    if (!sh->opts->progress) return;
+    pthread_mutex_lock(&sh->progress_mu);
+    sh->done[w->index] = done;
+    uint64_t sum = 0;
+    for (int i = 0; i < NWORKERS; i++) sum += sh->done[i];
+    sh->opts->progress(sh->opts->progress_ctx, sum, sh->total * NWORKERS, sum / NWORKERS);
+    pthread_mutex_unlock(&sh->progress_mu);
+}
+
+static int worker_run(worker *w) {
+    shared *sh = w->sh;
+    size_t nblocks = tdx_iwriter_nblocks(sh->iw);
+    tdx_event *evs = malloc(TDX_EVBLOCK_EVENTS * sizeof *evs);
+    if (!evs) return oom(w);
+    uint64_t idx = 0;
+    int rc = 0;
+    for (size_t bi = 0; bi < nblocks && !rc; bi++) {
+        size_t n;
+        if (tdx_iwriter_read_block(sh->iw, bi, &w->blockbuf, evs, &n, &w->err)) {
+            w->failed = 1;
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < n && !rc; i++, idx++) {
+            const tdx_event *e = &evs[i];
+            if (idx == 0) w->t0 = e->time;
+            if (idx % sh->every == 0) rc = checkpoint(w, idx, e->time - w->t0);
+            if (!rc && w->summary && tdx_summary_event(&w->sum, e, sh->tabs)) rc = oom(w);
+            for (int vi = 0; vi < w->nviews && !rc; vi++)
+                if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
+            if (!rc) rc = track(w, e);
+        }
+        if (bi % 16 == 15 || bi + 1 == nblocks) progress(w, idx);
+    }
+    free(evs);
+    if (rc) return -1;
+    if (w->found.n) return 1; /* the pass will be redone: no need to finish */
+    return finish_views(w);
+}
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    if (worker_run(w) < 0 && !w->failed) oom(w);
+    return NULL;
+}
+
+static void worker_free(worker *w) {
+    for (int i = 0; i < w->nviews; i++) {
+        vview *v = &w->v[i];
         tdx_viewgen_free(v->vg);
         tdx_vgtree_free(&v->tree);
         tdx_vec_free(&v->items);
         tdx_vec_free(&v->meta);
         tdx_vec_free(&v->pend);
         tdx_vec_free(&v->dir);
+        tdx_vec_free(&v->dropped);
     }
-    tdx_jsplit_free(&b->split);
-    tdx_summary_free(&b->sum);
-    tdx_vgstore_free(&b->store);
-    tdx_hmap_free(&b->alive);
-    idset_free(&b->dead);
-    tdx_vec_free(&b->scratch);
+    if (w->has_split) tdx_jsplit_free(&w->split);
+    if (w->summary) tdx_summary_free(&w->sum);
+    tdx_hmap_free(&w->alive);
+    tdx_hmap_free(&w->found);
+    idset_free(&w->dead);
+    tdx_vec_free(&w->scratch);
+    tdx_vec_free(&w->blockbuf);
+    tdx_vec_free(&w->fbuf);
+    if (w->fd >= 0) close(w->fd);
 }
 
-static int vbuild_init(vbuild *b, tdx_iwriter *w) {
-    b->w = w;
-    if (tdx_iwriter_end_events(w, &b->err)) return b->failed = 1, -1;
-    b->tabs = tdx_iwriter_tables(w);
-    if (!b->tabs) {
-        b->err = *tdx_iwriter_error(w);
-        b->failed = 1;
-        return -1;
-    }
-    if (tdx_vgstore_init(&b->store)) return oom(b);
-    tdx_summary_init(&b->sum, &b->store);
-    uint64_t nmeta, meta_bytes;
-    for (int i = 0; i < NVIEWS; i++) {
-        vview *v = &b->v[i];
-        v->b = b;
-        v->view = i;
-        tdx_vgtree_init(&v->tree, &b->store);
+static int worker_init(worker *w, shared *sh, int index) {
+    memset(w, 0, sizeof *w);
+    w->sh = sh;
+    w->index = index;
+    w->fd = -1;
+    static const int views[NWORKERS][2] = {{TDX_VIEW_PROC, -1}, {TDX_VIEW_THREAD, TDX_VIEW_GOROUTINE}};
+    for (int i = 0; i < 2 && views[index][i] >= 0; i++) {
+        vview *v = &w->v[w->nviews++];
+        v->w = w;
+        v->view = views[index][i];
+        tdx_vgtree_init(&v->tree, &sh->store);
         v->frames = tdx_vgtree_frames(&v->tree);
         tdx_viewgen_opts o;
         tdx_viewgen_opts_default(&o);
-        o.view = i;
-        v->vg = tdx_viewgen_new(&o, &b->store, &v->frames, rec_event, v);
-        if (!v->vg) return oom(b);
+        o.view = v->view;
+        v->vg = tdx_viewgen_new(&o, &sh->store, &v->frames, rec_event, v);
+        if (!v->vg) return oom(w);
+        if (v->view == TDX_VIEW_PROC) {
+            /* The proc view's metadata depends only on its largest proc id, so the ranges are
+             * cut online (cmd/trace's splitter, measuring exactly as it measures). */
+            uint64_t nmeta, meta_bytes;
+            if (tdx_viewgen_proc_meta_size(tdx_iwriter_max_proc(sh->iw), &nmeta, &meta_bytes))
+                return oom(w);
+            tdx_jsplit_init_online(&w->split, &v->frames, TDX_SPLIT_MAX,
+                                   tdx_jsplit_required_size(nmeta, meta_bytes));
+            w->has_split = true;
+            v->split = &w->split;
+            w->summary = true;
+            tdx_summary_init(&w->sum, &sh->store);
+        }
     }
-    /* The proc view's metadata depends only on its largest proc id, so the ranges are cut online
-     * (cmd/trace's splitter, measured exactly as it measures). */
-    if (tdx_viewgen_proc_meta_size(tdx_iwriter_max_proc(w), &nmeta, &meta_bytes)) return oom(b);
-    tdx_jsplit_init_online(&b->split, &b->v[TDX_VIEW_PROC].frames, TDX_SPLIT_MAX,
-                           tdx_jsplit_required_size(nmeta, meta_bytes));
-    b->v[TDX_VIEW_PROC].split = &b->split;
+    return open_scratch(w);
+}
+
+/* ---- the phase ---- */
+
+/* Every string and stack the pass can look up, in a fixed order, before the store is frozen:
+ * the global tables (ids shared with the index), stop-the-world range names, the generator's
+ * constant names. */
+static int preload(shared *sh) {
+    tdx_vgstore *st = &sh->store;
+    if (tdx_vgstore_init(st)) return -1;
+    if (tdx_vgstore_set_ident(st, sh->tabs)) return -1;
+    static const char *const names[] = {"syscall", "GC mark assist", "GC concurrent mark phase",
+                                        "GC incremental sweep"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) tdx_vgstore_intern(st, names[i], strlen(names[i]));
+    const uint32_t *stw;
+    size_t nstw;
+    tdx_iwriter_stw_strings(sh->iw, &stw, &nstw);
+    for (size_t i = 0; i < nstw; i++) {
+        tdx_event e;
+        memset(&e, 0, sizeof e);
+        e.type = TDX_EV_STW_BEGIN;
+        e.str[0] = stw[i];
+        char buf[1200];
+        int n = tdx_range_name(&e, sh->tabs, buf, sizeof buf);
+        if (n < 0) n = 0;
+        if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+        tdx_vgstore_intern(st, buf, (size_t)n);
+    }
+    if (st->oom) return -1;
+    tdx_vgstore_freeze(st);
     return 0;
 }
 
-static int put_sections(vbuild *b, uint8_t hdr[NVIEWS][VH_SIZE], tdx_viewbuild_stats *st) {
-    tdx_iwriter *w = b->w;
-    for (int i = 0; i < NVIEWS; i++) {
-        vview *v = &b->v[i];
-        tdx_buf d = {0};
-        if (tdx_buf_append(&d, hdr[i], VH_SIZE) || tdx_buf_append(&d, v->dir.v, v->dir.n)) {
-            tdx_vec_free(&d);
-            return oom(b);
+/* Appends the workers' scratch files to VIEWDATA and rebases their blob references. */
+static int append_data(shared *sh, worker *ws, tdx_err *err) {
+    tdx_iwriter *iw = sh->iw;
+    if (tdx_iwriter_stream_begin(iw, TDX_SEC_VIEWDATA, err)) return -1;
+    uint64_t base = 0;
+    uint8_t *buf = malloc(1 << 20);
+    if (!buf) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    for (int wi = 0; wi < NWORKERS; wi++) {
+        worker *w = &ws[wi];
+        for (uint64_t off = 0; off < w->flen;) {
+            size_t want = w->flen - off < (1 << 20) ? (size_t)(w->flen - off) : (size_t)1 << 20;
+            ssize_t k = pread(w->fd, buf, want, (off_t)off);
+            if (k <= 0) {
+                free(buf);
+                return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot read the scratch file back");
+            }
+            uint64_t at;
+            if (tdx_iwriter_stream_put(iw, buf, (size_t)k, &at, err)) {
+                free(buf);
+                return -1;
+            }
+            off += (uint64_t)k;
         }
-        int rc = tdx_iwriter_section(w, TDX_SEC_VIEW_PROC + (uint32_t)i, d.v, d.n, &b->err);
+        for (int i = 0; i < w->nviews; i++) {
+            vview *v = &w->v[i];
+            uint8_t *refs[3] = {v->hdr + VH_TREE, v->hdr + VH_FINAL, v->hdr + VH_NAMES};
+            for (int r = 0; r < 3; r++) tdx_le64(refs[r] + BL_OFF, tdx_rd64(refs[r] + BL_OFF) + base);
+            for (size_t d = 0; d < v->dir.n / CK_SIZE; d++)
+                for (int r = 0; r < 3; r++) {
+                    uint8_t *ref = v->dir.v + d * CK_SIZE + CK_STATE + (size_t)r * BL_SIZE;
+                    tdx_le64(ref + BL_OFF, tdx_rd64(ref + BL_OFF) + base);
+                }
+        }
+        base += w->flen;
+    }
+    free(buf);
+    return tdx_iwriter_stream_end(iw, err);
+}
+
+static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err *err) {
+    tdx_iwriter *iw = sh->iw;
+    vview *byview[NVIEWS] = {0};
+    for (int wi = 0; wi < NWORKERS; wi++)
+        for (int i = 0; i < ws[wi].nviews; i++) byview[ws[wi].v[i].view] = &ws[wi].v[i];
+    for (int i = 0; i < NVIEWS; i++) {
+        vview *v = byview[i];
+        tdx_buf d = {0};
+        if (tdx_buf_append(&d, v->hdr, VH_SIZE) || tdx_buf_append(&d, v->dir.v, v->dir.n)) {
+            tdx_vec_free(&d);
+            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        }
+        int rc = tdx_iwriter_section(iw, TDX_SEC_VIEW_PROC + (uint32_t)i, d.v, d.n, err);
         tdx_vec_free(&d);
-        if (rc) return b->failed = 1, -1;
+        if (rc) return -1;
         st->items[i] = v->meta.n;
     }
+    worker *w0 = &ws[0];
     /* RANGES: u64 count, then per range: start, end, start time, end time, bytes (u64 each) and
      * the name (u64 length + bytes). */
     tdx_vrange *rs = NULL;
     size_t nr = 0;
-    if (tdx_jsplit_finish(&b->split, &rs, &nr)) {
+    if (tdx_jsplit_finish(&w0->split, &rs, &nr)) {
         free(rs);
-        tdx_errf(&b->err, TDX_EINDEX, TDX_NO_OFFSET,
-                 "internal error: the proc view's metadata differs from its size estimate");
-        return b->failed = 1, -1;
+        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
+                        "internal error: the proc view's metadata differs from its size estimate");
     }
     tdx_buf r = {0};
     uint8_t x[8];
@@ -454,101 +668,105 @@ static int put_sections(vbuild *b, uint8_t hdr[NVIEWS][VH_SIZE], tdx_viewbuild_s
     }
     free(rs);
     st->ranges = nr;
-    if (rc || tdx_iwriter_section(w, TDX_SEC_RANGES, r.v, r.n, &b->err)) {
-        tdx_vec_free(&r);
-        return rc ? oom(b) : (b->failed = 1, -1);
-    }
+    if (rc) goto oom;
+    if (tdx_iwriter_section(iw, TDX_SEC_RANGES, r.v, r.n, err)) goto fail;
     r.n = 0;
-    if (tdx_summary_save(&b->sum, &r) || b->sum.oom) {
-        tdx_vec_free(&r);
-        return oom(b);
-    }
-    if (tdx_iwriter_section(w, TDX_SEC_SUMMARY, r.v, r.n, &b->err)) {
-        tdx_vec_free(&r);
-        return b->failed = 1, -1;
-    }
+    if (tdx_summary_save(&w0->sum, &r) || w0->sum.oom) goto oom;
+    if (tdx_iwriter_section(iw, TDX_SEC_SUMMARY, r.v, r.n, err)) goto fail;
     r.n = 0;
-    if (tdx_vgstore_save(&b->store, &r) || b->store.oom) {
-        tdx_vec_free(&r);
-        return oom(b);
-    }
-    rc = tdx_iwriter_section(w, TDX_SEC_VGSTORE, r.v, r.n, &b->err);
+    if (tdx_vgstore_save(&sh->store, &r)) goto oom;
+    if (tdx_iwriter_section(iw, TDX_SEC_VGSTORE, r.v, r.n, err)) goto fail;
     tdx_vec_free(&r);
-    if (rc) return b->failed = 1, -1;
     return 0;
+oom:
+    tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+fail:
+    tdx_vec_free(&r);
+    return -1;
 }
 
-static int run(vbuild *b, const tdx_viewbuild_opts *o, tdx_viewbuild_stats *st) {
-    tdx_iwriter *w = b->w;
-    uint64_t every = o->ckpt_events ? o->ckpt_events : TDX_CKPT_EVENTS_DEFAULT;
-    size_t nblocks = tdx_iwriter_nblocks(w);
-    uint64_t total = tdx_iwriter_nevents(w);
-    tdx_event *evs = malloc(TDX_EVBLOCK_EVENTS * sizeof *evs);
-    if (!evs) return oom(b);
-    if (tdx_iwriter_stream_begin(w, TDX_SEC_VIEWDATA, &b->err)) {
-        free(evs);
-        return b->failed = 1, -1;
-    }
-    uint64_t idx = 0, k = 0;
-    int rc = 0;
-    for (size_t bi = 0; bi < nblocks && !rc; bi++) {
-        size_t n;
-        if (tdx_iwriter_read_block(w, bi, evs, &n, &b->err)) {
+/* One pass; returns 1 when it must be redone keeping the ids it added to *found. */
+static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, tdx_err *err) {
+    worker ws[NWORKERS];
+    int rc = 0, inited = 0;
+    for (; inited < NWORKERS && !rc; inited++)
+        if (worker_init(&ws[inited], sh, inited)) {
+            *err = ws[inited].err;
             rc = -1;
-            b->failed = 1;
-            break;
         }
-        for (size_t i = 0; i < n && !rc; i++, idx++) {
-            const tdx_event *e = &evs[i];
-            if (idx == 0) b->t0 = e->time;
-            if (idx % every == 0) rc = checkpoint(b, idx, e->time - b->t0, k++);
-            if (!rc && tdx_summary_event(&b->sum, e, b->tabs)) rc = oom(b);
-            if (!rc) rc = track(b, e);
-            for (int vi = 0; vi < NVIEWS && !rc; vi++)
-                if (tdx_viewgen_event(b->v[vi].vg, e, b->tabs)) rc = oom(b);
-        }
-        if (o->progress && (bi % 16 == 15 || bi + 1 == nblocks))
-            o->progress(o->progress_ctx, idx, total, idx);
+    if (!rc) {
+        pthread_t th;
+        bool threaded = jobs > 1 && pthread_create(&th, NULL, worker_main, &ws[1]) == 0;
+        worker_main(&ws[0]);
+        if (threaded) pthread_join(th, NULL);
+        else worker_main(&ws[1]);
+        for (int i = 0; i < NWORKERS && !rc; i++)
+            if (ws[i].failed) {
+                *err = ws[i].err;
+                rc = -1;
+            }
     }
-    free(evs);
-    if (rc) return -1;
-    if (b->rerun_needed) return 1;
-    uint8_t hdr[NVIEWS][VH_SIZE];
-    if (finish_views(b, hdr)) return -1;
-    if (tdx_iwriter_stream_end(w, &b->err)) return b->failed = 1, -1;
-    st->checkpoints = k;
-    st->state_bytes = b->state_bytes;
-    return put_sections(b, hdr, st);
+    if (!rc && sh->store.misses)
+        rc = tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: the viewer store missed %llu lookups",
+                      (unsigned long long)sh->store.misses);
+    if (!rc) {
+        for (int i = 0; i < NWORKERS; i++)
+            for (size_t k = 0; ws[i].found.n && k <= ws[i].found.mask; k++)
+                if (ws[i].found.vals[k] != TDX_HMAP_EMPTY && tdx_hmap_put(found, ws[i].found.keys[k], 1))
+                    rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        if (!rc && found->n) rc = 1;
+    }
+    if (!rc) {
+        st->checkpoints = ws[0].nck;
+        st->state_bytes = ws[0].state_bytes + ws[1].state_bytes;
+        rc = append_data(sh, ws, err);
+        if (!rc) rc = put_sections(sh, ws, st, err);
+    }
+    for (int i = 0; i < inited; i++) worker_free(&ws[i]);
+    return rc;
 }
 
-int tdx_viewbuild(tdx_iwriter *w, const tdx_viewbuild_opts *o, tdx_viewbuild_stats *st,
+int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_stats *st,
                   tdx_err *err) {
     memset(st, 0, sizeof *st);
-    tdx_hmap resurrected = {0};
-    for (;;) {
-        vbuild *b = calloc(1, sizeof *b);
-        if (!b) {
-            tdx_hmap_free(&resurrected);
-            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-        }
-        b->resurrected = resurrected;
-        int rc = vbuild_init(b, w);
-        if (!rc) rc = run(b, o, st);
-        resurrected = b->resurrected;
-        if (rc < 0) *err = b->err;
-        vbuild_free(b);
-        free(b);
-        if (rc <= 0 || st->reruns) {
-            tdx_hmap_free(&resurrected);
-            if (rc > 0) return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: view pass did not settle");
-            return rc;
-        }
-        /* A goroutine id came back after it ended: redo the pass keeping those ids. The data
-         * written so far stays in the file but is not referenced (the stream restarts). */
-        st->reruns++;
-        if (tdx_iwriter_stream_abandon(w, err)) {
-            tdx_hmap_free(&resurrected);
-            return -1;
-        }
+    if (tdx_iwriter_end_events(iw, err)) return -1;
+    shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.iw = iw;
+    sh.opts = o;
+    sh.every = o->ckpt_events ? o->ckpt_events : TDX_CKPT_EVENTS_DEFAULT;
+    sh.total = tdx_iwriter_nevents(iw);
+    sh.tabs = tdx_iwriter_tables(iw);
+    if (!sh.tabs) {
+        *err = *tdx_iwriter_error(iw);
+        return -1;
     }
+    if (preload(&sh)) {
+        tdx_vgstore_free(&sh.store);
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    }
+    pthread_mutex_init(&sh.progress_mu, NULL);
+    tdx_hmap keep = {0}, found = {0};
+    sh.resurrected = &keep;
+    int rc;
+    for (;;) {
+        rc = pass(&sh, o->jobs, &found, st, err);
+        if (rc <= 0) break;
+        if (st->reruns) {
+            rc = tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: the view pass did not settle");
+            break;
+        }
+        /* A goroutine id came back after it ended: redo the pass keeping those ids. */
+        st->reruns++;
+        for (size_t k = 0; k <= found.mask && !rc; k++)
+            if (found.vals[k] != TDX_HMAP_EMPTY && tdx_hmap_put(&keep, found.keys[k], 1))
+                rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        tdx_hmap_clear(&found);
+        if (rc) break;
+    }
+    tdx_hmap_free(&keep);
+    tdx_hmap_free(&found);
+    pthread_mutex_destroy(&sh.progress_mu);
+    tdx_vgstore_free(&sh.store);
+    return rc;
 }

@@ -12,6 +12,7 @@
 
 typedef struct tdx_viewbuild_opts {
     uint64_t ckpt_events; /* events between checkpoints (0: TDX_CKPT_EVENTS_DEFAULT) */
+    int jobs;             /* 1: one thread; more: the views are split over two threads */
     /* Progress, called every few blocks: events done and total. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total, uint64_t events);
     void *progress_ctx;

@@ -1671,3 +1671,24 @@ int tdx_viewgen_add_named(tdx_viewgen *vg, const tdx_vgname *nm) {
     g->named = nm->named;
     return 0;
 }
+
+int tdx_viewgen_drop(tdx_viewgen *vg, int64_t id, tdx_vgname *name) {
+    uint32_t i = tdx_hmap_get(&vg->g_idx, (uint64_t)id);
+    if (i == TDX_HMAP_EMPTY) return 0;
+    vg_g *g = &vg->gs.v[i];
+    if (g->lane != NONE) return 0;
+    *name = (tdx_vgname){g->id, g->func, g->label, g->named != 0};
+    tdx_vec_free(&g->active);
+    tdx_vec_free(&g->done);
+    tdx_hmap_del(&vg->g_idx, (uint64_t)id);
+    uint32_t last = (uint32_t)(vg->gs.n - 1);
+    if (i != last) {
+        vg->gs.v[i] = vg->gs.v[last];
+        if (tdx_hmap_put(&vg->g_idx, (uint64_t)vg->gs.v[i].id, i)) vg->err = 1;
+        /* a goroutine in a syscall on a proc is referenced by index */
+        for (size_t k = 0; vg->insys.n && k <= vg->insys.mask; k++)
+            if (vg->insys.vals[k] == last) vg->insys.vals[k] = i;
+    }
+    vg->gs.n--;
+    return 1;
+}

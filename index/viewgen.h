@@ -137,6 +137,10 @@ typedef struct tdx_vgname {
  * checkpoint leaves them out; a goroutine view needs them for its lane names at Finish. */
 int tdx_viewgen_names(const tdx_viewgen *vg, bool (*keep)(void *, int64_t), void *ctx,
                       tdx_vgname **out, size_t *n);
+/* Forgets goroutine id (after it ended: nothing of it is drawn again unless the id comes back,
+ * when Go's generator would reuse the old state; the caller must rule that out). Fills *name
+ * and returns 1 when there was a state to forget, 0 when not (or when it is still on a lane). */
+int tdx_viewgen_drop(tdx_viewgen *vg, int64_t id, tdx_vgname *name);
 /* Adds a goroutine that no longer exists, with its name, unless the generator knows it. */
 int tdx_viewgen_add_named(tdx_viewgen *vg, const tdx_vgname *name);
 

@@ -9,7 +9,11 @@
 #include "core/hmap.h"
 #include "viewgen_ser.h"
 
-/* ---- strings ---- */
+/* ---- strings ----
+ *
+ * Ids 0 .. nident-1 are the identity tables' strings (global ids, unique by content); the store's
+ * own strings follow, unique among themselves (a separate namespace, so an own string may repeat
+ * an identity string's content). Only own strings are hashed. */
 
 static uint32_t str_hash(const void *p, size_t n) { return (uint32_t)XXH3_64bits(p, n); }
 
@@ -22,9 +26,8 @@ static int str_rehash(tdx_vgstore *s, size_t cap) {
     uint32_t *slots = calloc(cap, sizeof *slots);
     if (!slots) return -1;
     size_t mask = cap - 1;
-    size_t nstr = tdx_vgstore_nstrings(s);
-    for (uint32_t id = 0; id < nstr; id++) {
-        tdx_str t = tdx_vgstore_str(s, id);
+    for (uint32_t id = s->nident; id < s->strs.n; id++) {
+        tdx_str t = s->strs.v[id];
         size_t i = str_hash(t.p, t.n) & mask;
         while (slots[i]) i = (i + 1) & mask;
         slots[i] = id + 1;
@@ -35,21 +38,26 @@ static int str_rehash(tdx_vgstore *s, size_t cap) {
     return 0;
 }
 
-static uint32_t str_add(tdx_vgstore *s, const void *p, size_t n) {
-    size_t nstr = tdx_vgstore_nstrings(s);
-    if (nstr >= UINT32_MAX - 1 || s->str_data.n + n > UINT32_MAX ||
-        tdx_buf_append(&s->str_data, p, n) ||
-        tdx_vec_push(&s->str_off, (uint32_t)s->str_data.n)) {
-        s->oom = 1;
-        return 0;
+static uint32_t str_find(const tdx_vgstore *s, const void *p, size_t n) {
+    for (size_t i = str_hash(p, n) & s->str_mask;; i = (i + 1) & s->str_mask) {
+        uint32_t v = s->str_slots[i];
+        if (!v) return UINT32_MAX;
+        if (str_eq(s, v - 1, p, n)) return v - 1;
     }
-    return (uint32_t)nstr;
 }
+
+void tdx_vgstore_freeze(tdx_vgstore *s) { s->frozen = true; }
 
 uint32_t tdx_vgstore_intern(tdx_vgstore *s, const void *p, size_t n) {
     if (n == 0) return 0;
-    size_t nstr = tdx_vgstore_nstrings(s);
-    if ((nstr + 1) * 2 > s->str_mask + 1 && str_rehash(s, (s->str_mask + 1) * 2)) {
+    if (s->frozen) {
+        uint32_t id = str_find(s, p, n);
+        if (id != UINT32_MAX) return id;
+        s->misses++;
+        return 0;
+    }
+    size_t own = s->strs.n - s->nident;
+    if ((own + 1) * 2 > s->str_mask + 1 && str_rehash(s, (s->str_mask + 1) * 2)) {
         s->oom = 1;
         return 0;
     }
@@ -60,8 +68,14 @@ uint32_t tdx_vgstore_intern(tdx_vgstore *s, const void *p, size_t n) {
         if (str_eq(s, v - 1, p, n)) return v - 1;
         i = (i + 1) & s->str_mask;
     }
-    uint32_t id = str_add(s, p, n);
-    if (id) s->str_slots[i] = id + 1;
+    void *copy = tdx_arena_memdup(&s->arena, p, n);
+    if (!copy || s->strs.n >= UINT32_MAX - 1 || n > UINT32_MAX ||
+        tdx_vec_push(&s->strs, ((tdx_str){copy, (uint32_t)n}))) {
+        s->oom = 1;
+        return 0;
+    }
+    uint32_t id = (uint32_t)(s->strs.n - 1);
+    s->str_slots[i] = id + 1;
     return id;
 }
 
@@ -88,6 +102,15 @@ static int node_rehash(tdx_vgstore *s, size_t cap) {
 
 uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
                            uint64_t line) {
+    if (s->frozen) {
+        for (size_t i = node_hash(parent, pc) & s->node_mask;; i = (i + 1) & s->node_mask) {
+            uint32_t k = s->node_slots[i];
+            if (!k) break;
+            if (s->nodes.v[k].pc == pc && s->nodes.v[k].parent == parent) return k;
+        }
+        s->misses++;
+        return 0;
+    }
     if ((s->nodes.n + 1) * 2 > s->node_mask + 1 && node_rehash(s, (s->node_mask + 1) * 2)) {
         s->oom = 1;
         return 0;
@@ -116,8 +139,10 @@ uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_
 
 int tdx_vgstore_init(tdx_vgstore *s) {
     memset(s, 0, sizeof *s);
+    s->misses = 0;
+    tdx_arena_init(&s->arena);
     tdx_vgnode root = {0, 0, 0, 0};
-    if (tdx_vec_push(&s->str_off, 0) || tdx_vec_push(&s->str_off, 0) ||
+    if (tdx_vec_push(&s->strs, ((tdx_str){(const uint8_t *)"", 0})) ||
         tdx_vec_push(&s->nodes, root) || str_rehash(s, 64) || node_rehash(s, 256)) {
         tdx_vgstore_free(s);
         return -1;
@@ -126,50 +151,106 @@ int tdx_vgstore_init(tdx_vgstore *s) {
 }
 
 void tdx_vgstore_free(tdx_vgstore *s) {
-    tdx_vec_free(&s->str_off);
-    tdx_vec_free(&s->str_data);
+    tdx_vec_free(&s->strs);
     tdx_vec_free(&s->nodes);
+    tdx_vec_free(&s->stack_node);
+    tdx_arena_free(&s->arena);
     free(s->str_slots);
     free(s->node_slots);
-    memset(s, 0, sizeof *s);
+    s->str_slots = s->node_slots = NULL;
+    s->str_mask = s->node_mask = 0;
+    s->ident = NULL;
+    s->nident = 0;
+    s->oom = 0;
+    s->frozen = false;
+    s->misses = 0;
+}
+
+/* The path of stack k of g in the tree (outermost frame first). */
+static uint32_t stack_path(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g, uint32_t k) {
+    const tdx_stack *st = &g->stacks.v[k];
+    uint32_t node = 0;
+    for (uint32_t i = st->nframes; i-- > 0;) {
+        const tdx_frame *f = &g->frames.v[g->stack_frames.v[st->first + i]];
+        uint32_t func = tdx_vgstore_gen_string(s, c, g, f->func);
+        node = tdx_vgstore_child(s, node, f->pc, func, f->line);
+        if (s->oom) return 0;
+    }
+    return node;
+}
+
+int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g) {
+    if (s->strs.n != 1 || s->nodes.n != 1 || g->strings.n == 0) return -1;
+    if (tdx_vec_reserve(&s->strs, g->strings.n) || tdx_vec_reserve(&s->stack_node, g->stacks.n + 1))
+        return s->oom = 1, -1;
+    for (size_t i = 1; i < g->strings.n; i++) s->strs.v[i] = g->strings.v[i];
+    s->strs.n = g->strings.n;
+    s->nident = (uint32_t)g->strings.n;
+    s->ident = g;
+    s->stack_node.n = 0;
+    s->stack_node.v[s->stack_node.n++] = 0;
+    for (uint32_t k = 1; k < g->stacks.n; k++) {
+        uint32_t node = stack_path(s, NULL, g, k);
+        if (s->oom) return -1;
+        s->stack_node.v[s->stack_node.n++] = node;
+    }
+    return 0;
 }
 
 int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out) {
-    size_t nstr = tdx_vgstore_nstrings(s);
-    int rc = tdx_buf_append(out, "TDXVS1", 6) || tdx_ser_u(out, nstr) || tdx_ser_u(out, s->nodes.n);
-    for (uint32_t i = 1; i < nstr && !rc; i++) {
-        tdx_str t = tdx_vgstore_str(s, i);
-        rc = tdx_ser_bytes(out, t.p, t.n);
-    }
+    int rc = tdx_buf_append(out, "TDXVS2", 6) || tdx_ser_u(out, s->nident) ||
+             tdx_ser_u(out, s->strs.n - (s->nident ? s->nident : 1)) || tdx_ser_u(out, s->nodes.n) ||
+             tdx_ser_u(out, s->stack_node.n);
+    for (size_t i = s->nident ? s->nident : 1; i < s->strs.n && !rc; i++)
+        rc = tdx_ser_bytes(out, s->strs.v[i].p, s->strs.v[i].n);
     for (size_t k = 1; k < s->nodes.n && !rc; k++) {
         const tdx_vgnode *nd = &s->nodes.v[k];
         rc = tdx_ser_u(out, nd->parent) || tdx_ser_u(out, nd->pc) || tdx_ser_u(out, nd->func) ||
              tdx_ser_u(out, nd->line);
     }
+    for (size_t k = 1; k < s->stack_node.n && !rc; k++) rc = tdx_ser_u(out, s->stack_node.v[k]);
     return rc ? -1 : 0;
 }
 
-int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, tdx_err *err) {
+int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *ident,
+                     tdx_err *err) {
     if (tdx_vgstore_init(s)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     tdx_deser d = {p, p + n, 0};
-    if (n < 6 || memcmp(p, "TDXVS1", 6) != 0) d.bad = 1;
+    if (n < 6 || memcmp(p, "TDXVS2", 6) != 0) d.bad = 1;
     d.p += n < 6 ? n : 6;
-    uint64_t nstr = tdx_deser_u(&d), nnodes = tdx_deser_u(&d);
-    if (nstr == 0 || nnodes == 0 || nstr > UINT32_MAX || nnodes > UINT32_MAX) d.bad = 1;
-    for (uint64_t i = 1; i < nstr && !d.bad; i++) {
+    uint64_t nid = tdx_deser_u(&d), nown = tdx_deser_u(&d), nnodes = tdx_deser_u(&d);
+    uint64_t nstk = tdx_deser_u(&d);
+    if (nid && (!ident || ident->strings.n != nid || ident->stacks.n != nstk)) d.bad = 1;
+    if (nown > n || nnodes == 0 || nnodes > n || nstk > n + 1) d.bad = 1;
+    if (!d.bad && nid) {
+        if (tdx_vec_reserve(&s->strs, nid)) goto oom;
+        for (size_t i = 1; i < nid; i++) s->strs.v[i] = ident->strings.v[i];
+        s->strs.n = nid;
+        s->nident = (uint32_t)nid;
+        s->ident = ident;
+    }
+    uint64_t base = s->strs.n;
+    for (uint64_t i = 0; i < nown && !d.bad; i++) {
         size_t len;
         const uint8_t *q = tdx_deser_bytes(&d, &len);
-        if (d.bad) break;
-        /* Identical strings cannot occur in a saved store; check to keep ids exact. */
-        if (len == 0 || tdx_vgstore_intern(s, q, len) != i) d.bad = 1;
+        /* own strings are distinct and non-empty: interning them again gives the same ids */
+        if (!d.bad && (len == 0 || tdx_vgstore_intern(s, q, len) != base + i)) d.bad = 1;
     }
+    uint64_t nstr = s->strs.n;
+    if (!d.bad && (tdx_vec_reserve(&s->nodes, nnodes) || tdx_vec_reserve(&s->stack_node, nstk + 1)))
+        goto oom;
     for (uint64_t k = 1; k < nnodes && !d.bad; k++) {
-        uint32_t parent = tdx_deser_u32(&d, k);
-        uint64_t pc = tdx_deser_u(&d);
-        uint32_t func = tdx_deser_u32(&d, nstr);
-        uint64_t line = tdx_deser_u(&d);
-        if (d.bad || tdx_vgstore_child(s, parent, pc, func, line) != k) d.bad = 1;
+        tdx_vgnode nd;
+        nd.parent = tdx_deser_u32(&d, k);
+        nd.pc = tdx_deser_u(&d);
+        nd.func = tdx_deser_u32(&d, nstr);
+        nd.line = tdx_deser_u(&d);
+        s->nodes.v[s->nodes.n++] = nd;
     }
+    if (!d.bad && node_rehash(s, 256 > nnodes * 2 ? 256 : (size_t)1 << (64 - __builtin_clzll(nnodes * 2))))
+        goto oom;
+    s->stack_node.v[s->stack_node.n++] = 0;
+    for (uint64_t k = 1; k < nstk && !d.bad; k++) s->stack_node.v[s->stack_node.n++] = tdx_deser_u32(&d, nnodes);
     if (d.bad || s->oom || d.p != d.end) {
         int oom = s->oom;
         tdx_vgstore_free(s);
@@ -177,6 +258,9 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, tdx_err *err) {
                         oom ? "out of memory" : "damaged string/stack store");
     }
     return 0;
+oom:
+    tdx_vgstore_free(s);
+    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
 }
 
 /* ---- per-generation caches ---- */
@@ -199,9 +283,8 @@ void tdx_vgcache_reset(tdx_vgcache *c) {
 }
 
 /* The slot of index i in a cache vector, grown (with invalid entries) as needed. */
-static uint64_t *cache_slot(tdx_vgcache *c, void *vec, uint32_t i) {
+static uint64_t *cache_slot(void *vec, uint32_t i) {
     TDX_VEC(uint64_t) *v = vec;
-    (void)c;
     if (i >= v->n) {
         if (tdx_vec_reserve(v, (size_t)i + 1)) return NULL;
         memset(v->v + v->n, 0, ((size_t)i + 1 - v->n) * sizeof *v->v);
@@ -212,29 +295,25 @@ static uint64_t *cache_slot(tdx_vgcache *c, void *vec, uint32_t i) {
 
 uint32_t tdx_vgstore_gen_string(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g, uint32_t str) {
     if (!g || str == 0 || str >= g->strings.n) return 0;
-    uint64_t *slot = cache_slot(c, &c->strings, str);
+    if (g == s->ident) return str;
+    uint64_t *slot = c ? cache_slot(&c->strings, str) : NULL;
     if (slot && (uint32_t)(*slot >> 32) == c->epoch) return (uint32_t)*slot;
     tdx_str t = g->strings.v[str];
     uint32_t id = tdx_vgstore_intern(s, t.p, t.n);
     if (slot && !s->oom) *slot = ((uint64_t)c->epoch << 32) | id;
-    if (!slot) s->oom = 1;
+    if (c && !slot) s->oom = 1;
     return id;
 }
 
 uint32_t tdx_vgstore_gen_stack(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g, uint32_t stack) {
     if (!g || stack == 0 || stack >= g->stacks.n) return 0;
-    uint64_t *slot = cache_slot(c, &c->stacks, stack);
+    if (g == s->ident) return stack < s->stack_node.n ? s->stack_node.v[stack] : 0;
+    uint64_t *slot = cache_slot(&c->stacks, stack);
     if (slot && (uint32_t)(*slot >> 32) == c->epoch) return (uint32_t)*slot;
-    const tdx_stack *st = &g->stacks.v[stack];
-    uint32_t node = 0;
-    for (uint32_t i = st->nframes; i-- > 0;) { /* outermost (last) frame first */
-        const tdx_frame *f = &g->frames.v[g->stack_frames.v[st->first + i]];
-        uint32_t func = tdx_vgstore_gen_string(s, c, g, f->func);
-        node = tdx_vgstore_child(s, node, f->pc, func, f->line);
-        if (s->oom) return 0;
-    }
+    uint32_t node = stack_path(s, c, g, stack);
+    if (s->oom) return 0;
     /* The string lookups above may have grown c->strings but never c->stacks. */
-    slot = cache_slot(c, &c->stacks, stack);
+    slot = cache_slot(&c->stacks, stack);
     if (slot) *slot = ((uint64_t)c->epoch << 32) | node;
     else s->oom = 1;
     return node;

@@ -13,7 +13,9 @@
 
 /* ---- the store ----
  *
- * Strings: id 0 is the empty string; equal contents share one id.
+ * Strings: id 0 is the empty string. A store may take a trace's global tables as its identity
+ * (tdx_vgstore_set_ident): their string and stack ids are then the store's without any lookup,
+ * and the store's own strings follow them; otherwise equal contents share one id.
  * Stacks: a prefix tree of frames keyed, like Go's viewer tree, by PC under the parent node,
  * starting from the outermost frame. A stack's key is the node of its leaf frame; key 0 is the
  * empty stack. A node records the function (string id) and line of the first stack that created
@@ -31,25 +33,37 @@ typedef struct tdx_vgnode {
 } tdx_vgnode;
 
 typedef struct tdx_vgstore {
-    TDX_VEC(uint32_t) str_off; /* string i is str_data[str_off[i] .. str_off[i+1]) */
-    tdx_buf str_data;
-    uint32_t *str_slots; /* open addressing: string id + 1, 0 = free */
+    /* strings by id: 0 is "", then the identity tables' strings (if any), then the store's own */
+    TDX_VEC(tdx_str) strs;
+    uint32_t nident;
+    const tdx_gen *ident; /* tables whose string and stack ids the store maps directly */
+    tdx_arena arena;      /* own strings' bytes (never move) */
+    uint32_t *str_slots;  /* open addressing over own strings: id + 1, 0 = free */
     size_t str_mask;
     TDX_VEC(tdx_vgnode) nodes; /* node 0 is the root (the empty stack) */
     uint32_t *node_slots;      /* open addressing: node index, 0 = free */
     size_t node_mask;
+    TDX_VEC(uint32_t) stack_node; /* identity tables' stack id -> node */
     int oom;
+    /* Frozen: lookups only, safe from several threads at once; a string or frame missing from
+     * the store returns 0 and is counted (a caller bug: preload everything first). */
+    bool frozen;
+    _Atomic uint64_t misses;
 } tdx_vgstore;
 
 int tdx_vgstore_init(tdx_vgstore *s);
 void tdx_vgstore_free(tdx_vgstore *s);
 
-/* Id of the string p[0..n) (inserted when new). */
+/* Makes the string and stack ids of g (a trace's global tables, unique by content) the store's
+ * own: its strings become ids 1 .. n-1 and gen_string/gen_stack on g need no lookup. Only on a
+ * fresh store. 0 or -1. */
+int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g);
+
+/* Id of the string p[0..n) among the store's own strings (inserted when new; a separate
+ * namespace from the identity strings). */
 uint32_t tdx_vgstore_intern(tdx_vgstore *s, const void *p, size_t n);
-static inline tdx_str tdx_vgstore_str(const tdx_vgstore *s, uint32_t id) {
-    return (tdx_str){s->str_data.v + s->str_off.v[id], s->str_off.v[id + 1] - s->str_off.v[id]};
-}
-static inline size_t tdx_vgstore_nstrings(const tdx_vgstore *s) { return s->str_off.n - 1; }
+static inline tdx_str tdx_vgstore_str(const tdx_vgstore *s, uint32_t id) { return s->strs.v[id]; }
+static inline size_t tdx_vgstore_nstrings(const tdx_vgstore *s) { return s->strs.n; }
 
 /* The child of node `parent` for pc (created with func and line when new). */
 uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
@@ -59,9 +73,14 @@ static inline const tdx_vgnode *tdx_vgstore_node(const tdx_vgstore *s, uint32_t 
 }
 static inline size_t tdx_vgstore_nnodes(const tdx_vgstore *s) { return s->nodes.n; }
 
-/* Serialization of the whole store (deterministic bytes) and its reload into an empty store. */
+/* Makes the store read-only (see `frozen`). */
+void tdx_vgstore_freeze(tdx_vgstore *s);
+
+/* Serialization (deterministic bytes; identity strings are not written) and its reload into an
+ * empty store; ident must be the same tables the saved store had (NULL if it had none). */
 int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out);
-int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, tdx_err *err);
+int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *ident,
+                     tdx_err *err);
 
 /* ---- resolving one generation's tables ----
  *

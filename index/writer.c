@@ -10,6 +10,7 @@
 
 #include "atomic_file.h"
 #include "core/hmap.h"
+#include "core/spec.h"
 #include "evcodec.h"
 #include "format.h"
 #include "tables.h"
@@ -56,6 +57,8 @@ struct tdx_iwriter {
     int64_t first_time, last_time, gen_first_time;
     uint64_t kinds[15];
     resmap gs, ps, ms;
+    TDX_VEC(uint32_t) stw; /* string ids of stop-the-world kinds, first-seen order */
+    tdx_hmap stw_set;
     /* the section being streamed (tdx_iwriter_stream_*) */
     uint32_t stream_kind;
     uint64_t stream_off;
@@ -124,6 +127,8 @@ static void free_all(tdx_iwriter *w) {
     tdx_tables_free(&w->tab);
     tdx_gen_free(&w->tabgen);
     tdx_vec_free(&w->st.tab);
+    tdx_vec_free(&w->stw);
+    tdx_hmap_free(&w->stw_set);
     tdx_evenc_free(&w->enc);
     tdx_vec_free(&w->block);
     tdx_vec_free(&w->blockbuf);
@@ -212,6 +217,10 @@ int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
         return FAIL_OOM(w);
     if (e.kind == TDX_KIND_STATE_TRANSITION && e.res_kind == TDX_RES_PROC && e.res > w->max_proc)
         w->max_proc = e.res;
+    if ((e.type == TDX_EV_STW_BEGIN || e.type == TDX_EV_STW_END) &&
+        tdx_hmap_get(&w->stw_set, e.str[0]) == TDX_HMAP_EMPTY &&
+        (tdx_hmap_put(&w->stw_set, e.str[0], 1) || tdx_vec_push(&w->stw, e.str[0])))
+        return FAIL_OOM(w);
     if (e.kind == TDX_KIND_STATE_TRANSITION && e.res != e.g && e.res != e.p &&
         see(e.res_kind == TDX_RES_PROC ? &w->ps : &w->gs, e.res, e.time))
         return FAIL_OOM(w);
@@ -250,6 +259,13 @@ int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
 }
 
 int64_t tdx_iwriter_max_proc(const tdx_iwriter *w) { return w->max_proc; }
+
+void tdx_iwriter_stw_strings(const tdx_iwriter *w, const uint32_t **ids, size_t *n) {
+    *ids = w->stw.v;
+    *n = w->stw.n;
+}
+
+const char *tdx_iwriter_temp_path(const tdx_iwriter *w) { return w->f.tmp; }
 uint64_t tdx_iwriter_nevents(const tdx_iwriter *w) { return w->nevents; }
 size_t tdx_iwriter_nblocks(const tdx_iwriter *w) { return (size_t)w->nblocks; }
 
@@ -282,20 +298,21 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
     return g;
 }
 
-int tdx_iwriter_read_block(tdx_iwriter *w, size_t b, tdx_event *out, size_t *n, tdx_err *err) {
+int tdx_iwriter_read_block(const tdx_iwriter *w, size_t b, tdx_buf *buf, tdx_event *out, size_t *n,
+                           tdx_err *err) {
     if (b >= w->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no block %zu", b);
     const uint8_t *d = w->evdir.v + b * D_SIZE;
     uint64_t off = w->events_off + tdx_rd64(d + D_OFFSET);
     uint32_t len = tdx_rd32(d + D_LENGTH), ne = tdx_rd32(d + D_NEVENTS);
-    w->blockbuf.n = 0;
-    if (tdx_vec_reserve(&w->blockbuf, len)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    buf->n = 0;
+    if (tdx_vec_reserve(buf, len)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     size_t got = 0;
     while (got < len) {
-        ssize_t k = pread(w->f.fd, w->blockbuf.v + got, len - got, (off_t)(off + got));
+        ssize_t k = pread(w->f.fd, buf->v + got, len - got, (off_t)(off + got));
         if (k <= 0) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot read back the index being built");
         got += (size_t)k;
     }
-    if (tdx_evdec_block(w->blockbuf.v, len, ne, out))
+    if (tdx_evdec_block(buf->v, len, ne, out))
         return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: an event block does not decode");
     *n = ne;
     return 0;

@@ -32,8 +32,14 @@ uint64_t tdx_iwriter_nevents(const tdx_iwriter *w);
 size_t tdx_iwriter_nblocks(const tdx_iwriter *w);
 /* The global tables in the shape of a generation's tables (the ids events carry). */
 const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w);
-/* Reads event block b back (out holds TDX_EVBLOCK_EVENTS events). */
-int tdx_iwriter_read_block(tdx_iwriter *w, size_t b, tdx_event *out, size_t *n, tdx_err *err);
+/* Reads event block b back (out holds TDX_EVBLOCK_EVENTS events); buf is the caller's scratch
+ * space for the encoded bytes, so several threads may read at once. */
+int tdx_iwriter_read_block(const tdx_iwriter *w, size_t b, tdx_buf *buf, tdx_event *out, size_t *n,
+                           tdx_err *err);
+/* The global string ids of stop-the-world kinds (the viewer names those ranges after them). */
+void tdx_iwriter_stw_strings(const tdx_iwriter *w, const uint32_t **ids, size_t *n);
+/* The path of the temporary file being written (scratch files go beside it). */
+const char *tdx_iwriter_temp_path(const tdx_iwriter *w);
 /* Appends a section of the given kind now (written before the table sections). */
 int tdx_iwriter_section(tdx_iwriter *w, uint32_t kind, const void *p, size_t n, tdx_err *err);
 /* A section written piece by piece (flagged TDX_SECF_BLOCKED: whoever points into it keeps the

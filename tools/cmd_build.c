@@ -146,7 +146,7 @@ int cmd_build(int argc, char **argv) {
     /* Phase 2: the viewer generators over the written events (checkpoints, ranges, summary). */
     cli_progress_init(&prog, "build (views)", quiet);
     views_progress vp = {&prog, src.size};
-    tdx_viewbuild_opts vo = {.ckpt_events = every, .progress = views_progress_update,
+    tdx_viewbuild_opts vo = {.ckpt_events = every, .jobs = jobs, .progress = views_progress_update,
                              .progress_ctx = &vp};
     tdx_viewbuild_stats vs;
     int vrc = tdx_viewbuild(w, &vo, &vs, &err);
