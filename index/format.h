@@ -83,20 +83,37 @@ enum { F_PC = 0, F_FUNC = 8, F_FILE = 12, F_LINE = 16, F_SIZE = 24 };
 /* GOROUTINES / PROCS / THREADS record: id, events mentioning it, first and last time seen. */
 enum { R_ID = 0, R_EVENTS = 8, R_FIRST = 16, R_LAST = 24, R_SIZE = 32 };
 
+/* Little-endian fields. On little-endian hosts these compile to plain loads and stores. */
 static inline void tdx_le64(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8);
+#else
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 static inline void tdx_le32(uint8_t *p, uint32_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 4);
+#else
     for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
 static inline uint64_t tdx_rd64(const uint8_t *p) {
     uint64_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, p, 8);
+#else
     for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+#endif
     return v;
 }
 static inline uint32_t tdx_rd32(const uint8_t *p) {
     uint32_t v = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&v, p, 4);
+#else
     for (int i = 3; i >= 0; i--) v = (v << 8) | p[i];
+#endif
     return v;
 }
 

@@ -366,21 +366,63 @@ int tdx_jsonw_event(void *ctx, const tdx_vev *ev) {
     return 0;
 }
 
-/* Orders frame ids as their decimal strings compare (encoding/json sorts map keys). */
-static int cmp_decimal(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    char sx[12], sy[12];
-    size_t nx = tdx_json_u64(sx, x), ny = tdx_json_u64(sy, y);
-    size_t n = nx < ny ? nx : ny;
-    int c = memcmp(sx, sy, n);
-    if (c) return c;
-    return nx < ny ? -1 : nx > ny;
+/* encoding/json sorts map keys as strings: frame ids go in the order of their decimal text.
+ * The key spells that text in base 11, one place per digit (digit + 1; 0 past its end, so a
+ * prefix sorts first): integer order of keys is string order of the ids. */
+typedef struct frame_key {
+    uint64_t key;
+    uint32_t id;
+} frame_key;
+
+static uint64_t decimal_key(uint32_t id) {
+    char d[12];
+    size_t n = tdx_json_u64(d, id);
+    uint64_t k = 0;
+    for (size_t i = 0; i < 10; i++) k = k * 11 + (i < n ? (uint64_t)(d[i] - '0' + 1) : 0);
+    return k;
+}
+
+static int cmp_key(const void *a, const void *b) {
+    uint64_t x = ((const frame_key *)a)->key, y = ((const frame_key *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+/* The marked frame ids in decimal-text order: sorted keys when few ids are marked, otherwise a
+ * walk of 1 .. max in lexicographic order (1, 10, 100, 101, ..., 11, ...) picking marked ones. */
+static int order_marked(tdx_jsonw *w);
+
+static int sort_decimal(uint32_t *ids, size_t n) {
+    frame_key *k = malloc(n * sizeof *k);
+    if (!k) return -1;
+    for (size_t i = 0; i < n; i++) k[i] = (frame_key){decimal_key(ids[i]), ids[i]};
+    qsort(k, n, sizeof *k, cmp_key);
+    for (size_t i = 0; i < n; i++) ids[i] = k[i].id;
+    free(k);
+    return 0;
+}
+
+static int order_marked(tdx_jsonw *w) {
+    uint64_t max = w->mark.n ? w->mark.n - 1 : 0;
+    if ((uint64_t)w->marked.n * 16 < max) return sort_decimal(w->marked.v, w->marked.n);
+    size_t k = 0;
+    uint64_t cur = 1;
+    for (uint64_t i = 0; i < max; i++) {
+        if (w->mark.v[cur]) w->marked.v[k++] = (uint32_t)cur;
+        if (cur * 10 <= max) {
+            cur *= 10;
+        } else {
+            if (cur >= max) cur /= 10;
+            cur++;
+            while (cur % 10 == 0) cur /= 10;
+        }
+    }
+    return k == w->marked.n ? 0 : -1;
 }
 
 int tdx_jsonw_finish(tdx_jsonw *w) {
     if (w->err) return -1;
     if (tdx_buf_append(&w->out, "], \"stackFrames\":", 17)) return w->err = 1, -1;
-    if (w->marked.n) qsort(w->marked.v, w->marked.n, sizeof *w->marked.v, cmp_decimal);
+    if (w->marked.n && order_marked(w)) return w->err = 1, -1;
     tdx_buf tmp = {0};
     /* Emit the map in pieces so the output buffer stays bounded. */
     size_t done = 0;

@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "core/hmap.h"
+#include "index/format.h"
 #include "viewgen_ser.h"
 
 /* ---- strings ----
@@ -102,6 +103,10 @@ static int node_rehash(tdx_vgstore *s, size_t cap) {
 
 uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
                            uint64_t line) {
+    if (!s->node_slots && node_rehash(s, 256 > s->nodes.n * 2 ? 256 : (size_t)1 << (64 - __builtin_clzll(s->nodes.n * 2)))) {
+        s->oom = 1;
+        return 0;
+    }
     if (s->frozen) {
         for (size_t i = node_hash(parent, pc) & s->node_mask;; i = (i + 1) & s->node_mask) {
             uint32_t k = s->node_slots[i];
@@ -197,34 +202,48 @@ int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g) {
     return 0;
 }
 
+/* Layout: "TDXVS3", uvarint identity strings, own strings, nodes, identity stacks; the own
+ * strings (uvarint length + bytes); then fixed little-endian records, so a query loads them with
+ * a copy: per node (from 1) u64 pc, u64 line, u32 parent, u32 func; per identity stack (from 1)
+ * u32 node. */
+enum { NODE_REC = 24 };
+
 int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out) {
-    int rc = tdx_buf_append(out, "TDXVS2", 6) || tdx_ser_u(out, s->nident) ||
+    int rc = tdx_buf_append(out, "TDXVS3", 6) || tdx_ser_u(out, s->nident) ||
              tdx_ser_u(out, s->strs.n - (s->nident ? s->nident : 1)) || tdx_ser_u(out, s->nodes.n) ||
              tdx_ser_u(out, s->stack_node.n);
     for (size_t i = s->nident ? s->nident : 1; i < s->strs.n && !rc; i++)
         rc = tdx_ser_bytes(out, s->strs.v[i].p, s->strs.v[i].n);
-    for (size_t k = 1; k < s->nodes.n && !rc; k++) {
+    if (rc || tdx_vec_reserve(out, out->n + (s->nodes.n + s->stack_node.n) * NODE_REC)) return -1;
+    for (size_t k = 1; k < s->nodes.n; k++) {
         const tdx_vgnode *nd = &s->nodes.v[k];
-        rc = tdx_ser_u(out, nd->parent) || tdx_ser_u(out, nd->pc) || tdx_ser_u(out, nd->func) ||
-             tdx_ser_u(out, nd->line);
+        uint8_t *r = out->v + out->n;
+        tdx_le64(r, nd->pc);
+        tdx_le64(r + 8, nd->line);
+        tdx_le32(r + 16, nd->parent);
+        tdx_le32(r + 20, nd->func);
+        out->n += NODE_REC;
     }
-    for (size_t k = 1; k < s->stack_node.n && !rc; k++) rc = tdx_ser_u(out, s->stack_node.v[k]);
-    return rc ? -1 : 0;
+    for (size_t k = 1; k < s->stack_node.n; k++) {
+        tdx_le32(out->v + out->n, s->stack_node.v[k]);
+        out->n += 4;
+    }
+    return 0;
 }
 
 int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *ident,
                      tdx_err *err) {
     if (tdx_vgstore_init(s)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     tdx_deser d = {p, p + n, 0};
-    if (n < 6 || memcmp(p, "TDXVS2", 6) != 0) d.bad = 1;
+    if (n < 6 || memcmp(p, "TDXVS3", 6) != 0) d.bad = 1;
     d.p += n < 6 ? n : 6;
     uint64_t nid = tdx_deser_u(&d), nown = tdx_deser_u(&d), nnodes = tdx_deser_u(&d);
     uint64_t nstk = tdx_deser_u(&d);
     if (nid && (!ident || ident->strings.n != nid || ident->stacks.n != nstk)) d.bad = 1;
-    if (nown > n || nnodes == 0 || nnodes > n || nstk > n + 1) d.bad = 1;
+    if (nown > n || nnodes == 0 || nnodes > n / NODE_REC + 1 || nstk > n / 4 + 1) d.bad = 1;
     if (!d.bad && nid) {
         if (tdx_vec_reserve(&s->strs, nid)) goto oom;
-        for (size_t i = 1; i < nid; i++) s->strs.v[i] = ident->strings.v[i];
+        memcpy(s->strs.v + 1, ident->strings.v + 1, (size_t)(nid - 1) * sizeof *s->strs.v);
         s->strs.n = nid;
         s->nident = (uint32_t)nid;
         s->ident = ident;
@@ -237,21 +256,26 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
         if (!d.bad && (len == 0 || tdx_vgstore_intern(s, q, len) != base + i)) d.bad = 1;
     }
     uint64_t nstr = s->strs.n;
+    size_t fixed = (size_t)(nnodes - 1) * NODE_REC + (size_t)(nstk ? nstk - 1 : 0) * 4;
+    if (!d.bad && (size_t)(d.end - d.p) != fixed) d.bad = 1;
     if (!d.bad && (tdx_vec_reserve(&s->nodes, nnodes) || tdx_vec_reserve(&s->stack_node, nstk + 1)))
         goto oom;
-    for (uint64_t k = 1; k < nnodes && !d.bad; k++) {
-        tdx_vgnode nd;
-        nd.parent = tdx_deser_u32(&d, k);
-        nd.pc = tdx_deser_u(&d);
-        nd.func = tdx_deser_u32(&d, nstr);
-        nd.line = tdx_deser_u(&d);
+    for (uint64_t k = 1; k < nnodes && !d.bad; k++, d.p += NODE_REC) {
+        tdx_vgnode nd = {tdx_rd64(d.p), tdx_rd64(d.p + 8), tdx_rd32(d.p + 16), tdx_rd32(d.p + 20)};
+        if (nd.parent >= k || nd.func >= nstr) d.bad = 1;
         s->nodes.v[s->nodes.n++] = nd;
     }
-    if (!d.bad && node_rehash(s, 256 > nnodes * 2 ? 256 : (size_t)1 << (64 - __builtin_clzll(nnodes * 2))))
-        goto oom;
+    /* The node hash is rebuilt only if something adds nodes (queries look stacks up by id). */
+    free(s->node_slots);
+    s->node_slots = NULL;
+    s->node_mask = 0;
     s->stack_node.v[s->stack_node.n++] = 0;
-    for (uint64_t k = 1; k < nstk && !d.bad; k++) s->stack_node.v[s->stack_node.n++] = tdx_deser_u32(&d, nnodes);
-    if (d.bad || s->oom || d.p != d.end) {
+    for (uint64_t k = 1; k < nstk && !d.bad; k++, d.p += 4) {
+        uint32_t node = tdx_rd32(d.p);
+        if (node >= nnodes) d.bad = 1;
+        s->stack_node.v[s->stack_node.n++] = node;
+    }
+    if (d.bad || s->oom) {
         int oom = s->oom;
         tdx_vgstore_free(s);
         return tdx_errf(err, oom ? TDX_ENOMEM : TDX_EINDEX, TDX_NO_OFFSET,
