@@ -30,6 +30,8 @@ void tdx_gen_free(tdx_gen *g) {
     tdx_vec_free(&g->exp);
     tdx_vec_free(&g->threads);
     tdx_vec_free(&g->next_batch);
+    tdx_vec_free(&g->string_direct);
+    tdx_vec_free(&g->stack_direct);
     tdx_arena_free(&g->arena);
 }
 
@@ -49,6 +51,8 @@ static void reset(tdx_gen *g) {
     g->exp.n = 0;
     g->threads.n = 0;
     g->next_batch.n = 0;
+    g->string_direct.n = 0;
+    g->stack_direct.n = 0;
     tdx_arena_reset(&g->arena);
 }
 
@@ -110,7 +114,15 @@ static void print_stack_pcs(const tdx_gen *g, const tdx_stack *st, tdx_buf *out)
         tdx_buf_printf(out, "\t0x%" PRIx64 "\n", g->frames.v[g->stack_frames.v[st->first + i]].pc);
 }
 
-static int add_stacks(tdx_gen *g, const tdx_batch *b, tdx_err *err) {
+/* A direct-mapped cache in front of frame_pcs: stacks repeat the same frames (the runtime's and the
+ * program's outer functions) and hashing every frame's PC dominated loading a generation. */
+enum { PC_CACHE = 1024 };
+typedef struct pc_cache {
+    uint64_t pc[PC_CACHE];
+    uint32_t idx1[PC_CACHE]; /* frame index + 1, 0 = empty */
+} pc_cache;
+
+static int add_stacks(tdx_gen *g, const tdx_batch *b, pc_cache *pcc, tdx_err *err) {
     static const char *const field[4] = {"PC", "funcID", "fileID", "line"};
     rd r = batch_reader(g, b);
     r.p++; /* the Stacks marker */
@@ -125,21 +137,38 @@ static int add_stacks(tdx_gen *g, const tdx_batch *b, tdx_err *err) {
         tdx_stack st = {id, (uint32_t)g->stack_frames.n, (uint32_t)nframes};
         for (uint64_t i = 0; i < nframes; i++) {
             uint64_t v[4];
-            for (int k = 0; k < 4; k++) {
-                int n = tdx_uvarint(r.p, r.end, &v[k]);
-                if (n < 0)
-                    return tdx_errf(err, TDX_EFORMAT, rd_off(&r),
-                                    "reading frame %" PRIu64 "'s %s for stack %" PRIu64 ": %s", i + 1,
-                                    field[k], id, tdx_varint_strerror(n));
-                r.p += n;
+            const uint8_t *q = r.p;
+            /* Far from the end of the batch the four values need no bounds checks; the checked
+             * loop below also produces the exact error when one is malformed. */
+            if (r.end - q >= 4 * TDX_VARINT_MAX && (q = tdx_uvarint_fast(q, &v[0])) &&
+                (q = tdx_uvarint_fast(q, &v[1])) && (q = tdx_uvarint_fast(q, &v[2])) &&
+                (q = tdx_uvarint_fast(q, &v[3]))) {
+                r.p = q;
+            } else {
+                for (int k = 0; k < 4; k++) {
+                    int n = tdx_uvarint(r.p, r.end, &v[k]);
+                    if (n < 0)
+                        return tdx_errf(err, TDX_EFORMAT, rd_off(&r),
+                                        "reading frame %" PRIu64 "'s %s for stack %" PRIu64 ": %s", i + 1,
+                                        field[k], id, tdx_varint_strerror(n));
+                    r.p += n;
+                }
             }
-            int ins;
-            uint32_t *slot = tdx_hmap_upsert(&g->frame_pcs, v[0], (uint32_t)g->frames.n, &ins);
-            if (!slot) return OOM(err);
-            uint32_t fi = *slot;
-            if (ins) {
-                tdx_frame f = {.pc = v[0], .line = v[3], .func_id = v[1], .file_id = v[2]};
-                if (tdx_vec_push(&g->frames, f)) return OOM(err);
+            size_t ci = (size_t)(v[0] ^ (v[0] >> 10) ^ (v[0] >> 20)) & (PC_CACHE - 1);
+            uint32_t fi;
+            if (pcc->idx1[ci] && pcc->pc[ci] == v[0]) {
+                fi = pcc->idx1[ci] - 1;
+            } else {
+                int ins;
+                uint32_t *slot = tdx_hmap_upsert(&g->frame_pcs, v[0], (uint32_t)g->frames.n, &ins);
+                if (!slot) return OOM(err);
+                fi = *slot;
+                if (ins) {
+                    tdx_frame f = {.pc = v[0], .line = v[3], .func_id = v[1], .file_id = v[2]};
+                    if (tdx_vec_push(&g->frames, f)) return OOM(err);
+                }
+                pcc->pc[ci] = v[0];
+                pcc->idx1[ci] = fi + 1;
             }
             if (tdx_vec_push(&g->stack_frames, fi)) return OOM(err);
         }
@@ -244,6 +273,26 @@ uint32_t tdx_gen_extra_string(tdx_gen *g, const uint8_t *p, uint32_t n) {
     return (uint32_t)g->strings.n - 1;
 }
 
+/* Builds the direct map of an id -> index map when its largest id is small (at most twice the
+ * entries plus a little), so the array stays about the size of the table itself. Id 0 maps to
+ * index 0 (the empty string / stack); absent ids to UINT32_MAX. */
+static int build_direct(const tdx_hmap *m, tdx_u32vec *d) {
+    d->n = 0;
+    if (!m->n) return 0;
+    uint64_t max = 0;
+    for (size_t i = 0; i <= m->mask; i++)
+        if (m->vals[i] != TDX_HMAP_EMPTY && m->keys[i] > max) max = m->keys[i];
+    if (max > 2 * (uint64_t)m->n + 1024) return 0;
+    size_t n = (size_t)max + 1;
+    if (tdx_vec_reserve(d, n)) return -1;
+    memset(d->v, 0xff, n * sizeof *d->v);
+    d->v[0] = 0;
+    for (size_t i = 0; i <= m->mask; i++)
+        if (m->vals[i] != TDX_HMAP_EMPTY) d->v[m->keys[i]] = m->vals[i];
+    d->n = n;
+    return 0;
+}
+
 int tdx_gen_load(tdx_gen *g, tdx_err *err) {
     reset(g);
     tdx_str empty = {(const uint8_t *)"", 0};
@@ -254,13 +303,20 @@ int tdx_gen_load(tdx_gen *g, tdx_err *err) {
     g->next_batch.n = fr->batches.n;
     if (fr->batches.n) memset(g->next_batch.v, 0xff, fr->batches.n * sizeof *g->next_batch.v);
     tdx_hmap thread_of = {0}, last_of = {0};
+    pc_cache *pcc = NULL;
     bool have_freq = false;
     int rc = 0;
     for (uint32_t i = 0; i < fr->batches.n && !rc; i++) {
         const tdx_batch *b = &fr->batches.v[i];
         switch (b->kind) {
         case TDX_BATCH_STRINGS: rc = add_strings(g, b, err); break;
-        case TDX_BATCH_STACKS: rc = add_stacks(g, b, err); break;
+        case TDX_BATCH_STACKS:
+            if (!pcc && !(pcc = calloc(1, sizeof *pcc))) {
+                rc = OOM(err);
+                break;
+            }
+            rc = add_stacks(g, b, pcc, err);
+            break;
         case TDX_BATCH_CPU: rc = add_samples(g, b, err); break;
         case TDX_BATCH_SYNC: rc = set_sync(g, b, &have_freq, err); break;
         case TDX_BATCH_EXPERIMENTAL: {
@@ -273,6 +329,7 @@ int tdx_gen_load(tdx_gen *g, tdx_err *err) {
     }
     tdx_hmap_free(&thread_of);
     tdx_hmap_free(&last_of);
+    free(pcc);
     if (rc) return -1;
     /* A framing error that makes the generation unusable comes after every batch before it. */
     if (fr->err_kind == TDX_GENERR_HARD) {
@@ -285,8 +342,18 @@ int tdx_gen_load(tdx_gen *g, tdx_err *err) {
         return tdx_errf(err, TDX_EFORMAT, fr->end_off, "invalid frequency: 0 ticks per second");
     if (g->version >= 25 && !g->has_clock)
         return tdx_errf(err, TDX_EFORMAT, fr->end_off, "no clock snapshot event found");
-    /* Every frame's names must resolve (stacks in file order, for a deterministic message). */
-    for (size_t s = 1; s < g->stacks.n; s++) {
+    if (build_direct(&g->string_ids, &g->string_direct) || build_direct(&g->stack_ids, &g->stack_direct))
+        return OOM(err);
+    /* Every frame's names must resolve. Stacks share most frames, so resolve each distinct frame
+     * once; only when one fails, look for the first failure in stack order (Go's message). */
+    bool names_ok = true;
+    for (size_t i = 0; i < g->frames.n; i++) {
+        tdx_frame *f = &g->frames.v[i];
+        f->func = tdx_gen_string(g, f->func_id);
+        f->file = tdx_gen_string(g, f->file_id);
+        names_ok &= f->func != UINT32_MAX && f->file != UINT32_MAX;
+    }
+    for (size_t s = names_ok ? g->stacks.n : 1; s < g->stacks.n; s++) {
         const tdx_stack *st = &g->stacks.v[s];
         for (uint32_t k = 0; k < st->nframes; k++) {
             tdx_frame *f = &g->frames.v[g->stack_frames.v[st->first + k]];

@@ -49,6 +49,8 @@ typedef struct tdx_thread_batches {
     uint32_t first; /* first event batch (index into frame.batches); others via next_batch */
 } tdx_thread_batches;
 
+typedef TDX_VEC(uint32_t) tdx_u32vec;
+
 typedef struct tdx_gen {
     const uint8_t *data; /* the whole trace */
     int version;
@@ -73,6 +75,11 @@ typedef struct tdx_gen {
     TDX_VEC(tdx_thread_batches) threads;
     TDX_VEC(uint32_t) next_batch; /* per batch: next event batch of the same thread, or UINT32_MAX */
     tdx_arena arena;
+    /* Direct maps wire id -> dense index, built once a generation is loaded when its ids are
+     * compact (Go numbers them from 1): every event resolves a stack or string id, and an array
+     * read is several times cheaper than hashing. n is 0 when not built (the hash maps answer). */
+    tdx_u32vec string_direct;
+    tdx_u32vec stack_direct;
 } tdx_gen;
 
 void tdx_gen_init(tdx_gen *g, const uint8_t *data, int version);
@@ -94,11 +101,15 @@ static inline int64_t tdx_ticks_to_ns(const tdx_gen *g, uint64_t t) {
 
 /* Dense index of a wire string/stack id, or UINT32_MAX when the generation lacks it. */
 static inline uint32_t tdx_gen_string(const tdx_gen *g, uint64_t id) {
+    if (id < g->string_direct.n) return g->string_direct.v[id];
     if (id == 0) return 0;
+    if (g->string_direct.n) return UINT32_MAX; /* the direct map covers every id of the table */
     return tdx_hmap_get(&g->string_ids, id);
 }
 static inline uint32_t tdx_gen_stack(const tdx_gen *g, uint64_t id) {
+    if (id < g->stack_direct.n) return g->stack_direct.v[id];
     if (id == 0) return 0;
+    if (g->stack_direct.n) return UINT32_MAX;
     return tdx_hmap_get(&g->stack_ids, id);
 }
 

@@ -102,8 +102,11 @@ typedef struct assume {
 typedef struct cursor {
     uint64_t m;
     uint32_t mslot; /* index of the thread's working record + 1, 0 until first used */
-    uint32_t batch;  /* current batch index, UINT32_MAX when exhausted */
-    uint32_t off;    /* offset in the batch payload */
+    uint32_t batch; /* current batch index, UINT32_MAX when exhausted */
+    bool loaded;    /* p/end/base describe `batch` */
+    const uint8_t *p, *end; /* unread bytes of the current batch */
+    const uint8_t *base;    /* the current batch's payload */
+    uint64_t data_off;      /* its file offset */
     int64_t last_ts;
     /* current event */
     uint8_t type;
@@ -112,21 +115,23 @@ typedef struct cursor {
     uint64_t ev_off; /* file offset of the current event */
 } cursor;
 
-/* An event the rules produced, before post-processing. */
+static void cursor_init(cursor *c, uint64_t m, uint32_t first_batch) {
+    memset(c, 0, sizeof *c);
+    c->m = m;
+    c->batch = first_batch;
+}
+
+/* An event the rules produced: built in place (push, then the rule's details), completed by
+ * finish_event and handed to the consumer from here, with no copy. */
 typedef struct qev {
-    uint8_t type;
-    int64_t time;
-    int64_t m, p, g;
-    uint64_t args[4];
-    uint64_t off;
-    /* details computed by the rule */
-    uint8_t from, to;
+    tdx_event ev;
     uint32_t extra_str; /* TaskEnd name / STWEnd kind (dense), when set */
     uint8_t has_extra_str;
     uint8_t fixup; /* TDX_FIX_*: details the in-order stage takes from the true state */
 } qev;
 
 struct tdx_order {
+    uint8_t nargs[256]; /* per type byte: wire arguments after dt, or 0xff if not a timed event */
     /* per-run inputs */
     tdx_gen *g;
     const tdx_carry *carry; /* NULL when speculating */
@@ -136,7 +141,12 @@ struct tdx_order {
     void *emit_ctx;
     /* working state */
     TDX_VEC(wg) gs;
-    tdx_hmap g_idx;
+    /* Goroutine id -> index into gs: open addressing with id and index side by side, so a probe
+     * touches one cache line (tdx_hmap keeps keys and values apart: two misses per lookup, which
+     * showed with tens of thousands of goroutines per generation). Cleared every generation. */
+    struct gslot { uint64_t id; uint32_t idx1; } *gt; /* idx1 = index + 1, 0 = free */
+    size_t gt_cap, gt_n;
+    unsigned gt_shift; /* 64 - log2(gt_cap) */
     /* Direct-mapped caches in front of the maps: most lookups hit the few ids in use right now.
      * Entries hold index + 1 (0 = empty); records never move index within a generation. */
     struct { uint64_t id; uint32_t idx1; } gcache[512], pcache[64];
@@ -155,7 +165,9 @@ struct tdx_order {
     TDX_VEC(int64_t) hk;    /* hk.v[i]: current event time of cursor heap.v[i] (kept inline) */
     qev q[4];
     int nq;
-    int64_t last_local;
+    int64_t first_local, last_local;
+    bool final_times;
+    int64_t floor;
     uint64_t nemitted;
     const char *why; /* why the last speculative run stopped or failed its proof */
     TDX_VEC(tdx_task_fixup) fixups;
@@ -167,7 +179,14 @@ struct tdx_order {
 
 enum { R_DEFER = 0, R_ADVANCE = 1, R_ERROR = -1, R_SPEC = -2 };
 
-tdx_order *tdx_order_new(void) { return calloc(1, sizeof(tdx_order)); }
+tdx_order *tdx_order_new(void) {
+    tdx_order *o = calloc(1, sizeof(tdx_order));
+    if (!o) return NULL;
+    memset(o->nargs, 0xff, sizeof o->nargs);
+    for (unsigned t = 0; t < TDX_EV_NTYPES; t++)
+        if (tdx_specs[t].nargs > 0 && tdx_specs[t].timed) o->nargs[t] = (uint8_t)(tdx_specs[t].nargs - 1);
+    return o;
+}
 
 static void clear_working(tdx_order *o) {
     for (size_t i = 0; i < o->gs.n; i++) {
@@ -180,7 +199,8 @@ static void clear_working(tdx_order *o) {
         tdx_vec_free(&o->ps.v[i].rs.ops);
     }
     o->gs.n = o->ps.n = o->ms.n = o->ts.n = 0;
-    tdx_hmap_clear(&o->g_idx);
+    if (o->gt) memset(o->gt, 0, o->gt_cap * sizeof *o->gt);
+    o->gt_n = 0;
     tdx_hmap_clear(&o->p_idx);
     memset(o->gcache, 0, sizeof o->gcache);
     memset(o->pcache, 0, sizeof o->pcache);
@@ -197,7 +217,7 @@ void tdx_order_free(tdx_order *o) {
     tdx_vec_free(&o->ps);
     tdx_vec_free(&o->ms);
     tdx_vec_free(&o->ts);
-    tdx_hmap_free(&o->g_idx);
+    free(o->gt);
     tdx_hmap_free(&o->p_idx);
     tdx_hmap_free(&o->m_idx);
     tdx_hmap_free(&o->t_idx);
@@ -210,6 +230,11 @@ void tdx_order_free(tdx_order *o) {
 }
 
 uint64_t tdx_order_nevents(const tdx_order *o) { return o->nemitted; }
+
+void tdx_order_span(const tdx_order *o, int64_t *first, int64_t *last) {
+    *first = o->first_local;
+    *last = o->last_local;
+}
 
 static int log_assume(tdx_order *o, uint8_t kind, uint64_t id, uint64_t a, uint64_t b) {
     if (o->carry) return 0; /* exact runs need no proof */
@@ -238,26 +263,57 @@ static const tdx_ctask *carry_t(const tdx_carry *c, uint64_t id) {
 
 /* ---- working record access ---- */
 
+static inline size_t gt_home(const tdx_order *o, uint64_t id) {
+    return (size_t)((id * 0x9E3779B97F4A7C15ull) >> o->gt_shift); /* Fibonacci hashing */
+}
+
+/* The slot of id, or the free slot where it belongs. The table is never full (load <= 1/2). */
+static inline struct gslot *gt_slot(const tdx_order *o, uint64_t id) {
+    size_t mask = o->gt_cap - 1, i = gt_home(o, id);
+    while (o->gt[i].idx1 && o->gt[i].id != id) i = (i + 1) & mask;
+    return &o->gt[i];
+}
+
+static int gt_grow(tdx_order *o) {
+    size_t cap = o->gt_cap ? o->gt_cap * 2 : 1024;
+    struct gslot *old = o->gt, *nt = calloc(cap, sizeof *nt);
+    if (!nt) return -1;
+    size_t old_cap = o->gt_cap;
+    o->gt = nt;
+    o->gt_cap = cap;
+    o->gt_shift = 64 - (unsigned)__builtin_ctzll(cap);
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].idx1) *gt_slot(o, old[i].id) = old[i];
+    free(old);
+    return 0;
+}
+
 static wg *wg_get(tdx_order *o, uint64_t id) {
     size_t c = (size_t)(id ^ (id >> 9)) & 511;
     if (o->gcache[c].idx1 && o->gcache[c].id == id) return &o->gs.v[o->gcache[c].idx1 - 1];
-    int ins;
-    uint32_t *slot = tdx_hmap_upsert(&o->g_idx, id, (uint32_t)o->gs.n, &ins);
-    if (!slot) return NULL;
-    if (ins) {
+    if ((o->gt_n + 1) * 2 > o->gt_cap && gt_grow(o)) return NULL;
+    struct gslot *sl = gt_slot(o, id);
+    if (!sl->idx1) {
         wg r = {.id = id};
         if (tdx_vec_push(&o->gs, r)) return NULL;
+        sl->id = id;
+        sl->idx1 = (uint32_t)o->gs.n;
+        o->gt_n++;
     }
     o->gcache[c].id = id;
-    o->gcache[c].idx1 = *slot + 1;
-    return &o->gs.v[*slot];
+    o->gcache[c].idx1 = sl->idx1;
+    return &o->gs.v[sl->idx1 - 1];
 }
 
 static wg *wg_find(tdx_order *o, uint64_t id) {
     size_t c = (size_t)(id ^ (id >> 9)) & 511;
     if (o->gcache[c].idx1 && o->gcache[c].id == id) return &o->gs.v[o->gcache[c].idx1 - 1];
-    uint32_t i = tdx_hmap_get(&o->g_idx, id);
-    return i == TDX_HMAP_EMPTY ? NULL : &o->gs.v[i];
+    if (!o->gt_n) return NULL;
+    const struct gslot *sl = gt_slot(o, id);
+    if (!sl->idx1) return NULL;
+    o->gcache[c].id = id;
+    o->gcache[c].idx1 = sl->idx1;
+    return &o->gs.v[sl->idx1 - 1];
 }
 
 /* Guess hints for a speculative first read. */
@@ -483,10 +539,13 @@ static int gc_load(tdx_order *o, uint8_t type, uint64_t seq) {
         o->gc_state = o->carry->gc_state;
         o->gc_seq = o->carry->gc_seq;
     } else {
-        /* The first GC event tells what the state must have been for the trace to be valid. */
+        /* The first GC event tells what the state must have been for the trace to be valid.
+         * A GCBegin also advances, with the same effects and output, when no GC was seen yet
+         * (undetermined): the proof accepts that too (id 1), or every trace whose first GC
+         * happens after its first generation would be ordered twice. */
         o->gc_seq = seq - 1;
         o->gc_state = type == TDX_EV_GC_BEGIN ? TDX_GC_NOTRUNNING : TDX_GC_RUNNING;
-        if (log_assume(o, A_GC, 0, o->gc_state, o->gc_seq)) return R_ERROR;
+        if (log_assume(o, A_GC, type == TDX_EV_GC_BEGIN, o->gc_state, o->gc_seq)) return R_ERROR;
     }
     o->gc_fs = FS_ASSUMED;
     return 0;
@@ -494,36 +553,52 @@ static int gc_load(tdx_order *o, uint8_t type, uint64_t seq) {
 
 /* ---- cursor decoding (batchcursor.go) ---- */
 
-static int cursor_next(tdx_order *o, cursor *c, tdx_err *err) {
-    tdx_gen *g = o->g;
-    const tdx_genframe *fr = &g->frame;
+/* Moves to the next non-empty batch of the cursor's thread (Go skips empty batches). Returns false
+ * when the thread has no more. */
+static bool cursor_load(tdx_order *o, cursor *c) {
+    const tdx_gen *g = o->g;
     for (;;) {
-        if (c->batch == UINT32_MAX) return 0;
-        const tdx_batch *b = &fr->batches.v[c->batch];
-        if (c->off < b->size) break;
-        c->batch = g->next_batch.v[c->batch];
-        c->off = 0;
-        c->last_ts = 0;
+        if (c->batch == UINT32_MAX) return false;
+        if (c->loaded) {
+            c->batch = g->next_batch.v[c->batch];
+            c->loaded = false;
+            c->last_ts = 0;
+            continue;
+        }
+        const tdx_batch *b = &g->frame.batches.v[c->batch];
+        c->loaded = true;
+        c->base = c->p = g->data + b->data_off;
+        c->end = c->base + b->size;
+        c->data_off = b->data_off;
+        if (b->size > 0) return true;
     }
-    const tdx_batch *b = &fr->batches.v[c->batch];
-    if (c->last_ts == 0) c->last_ts = tdx_ticks_to_ns(g, b->time);
-    const uint8_t *base = g->data + b->data_off;
-    const uint8_t *p = base + c->off, *end = base + b->size;
-    uint64_t at = b->data_off + c->off;
+}
+
+/* The error for an event whose type byte t has no timed spec. */
+static int bad_type(uint8_t t, uint64_t at, tdx_err *err) {
+    if (t >= TDX_EV_NTYPES) return tdx_errf(err, TDX_EFORMAT, at, "found invalid event type: %u", t);
+    return tdx_errf(err, TDX_EFORMAT, at, "found event without a timestamp: type=%u", t);
+}
+
+/* Reads the cursor's next event (Go's batchCursor.nextEvent). Returns 1, 0 when the thread has no
+ * more events, or -1 with err. This runs once per event: the common case (a known type far from
+ * the end of the batch) takes one table lookup and unchecked varint reads. */
+static int cursor_next(tdx_order *o, cursor *c, tdx_err *err) {
+    if (c->p >= c->end && !cursor_load(o, c)) return 0;
+    const tdx_gen *g = o->g;
+    if (c->last_ts == 0) c->last_ts = tdx_ticks_to_ns(g, g->frame.batches.v[c->batch].time);
+    const uint8_t *p = c->p, *end = c->end;
+    uint64_t at = c->data_off + (uint64_t)(p - c->base);
     uint8_t t = *p++;
-    if (t >= TDX_EV_NTYPES)
-        return tdx_errf(err, TDX_EFORMAT, at, "found invalid event type: %u", t);
-    const tdx_evspec *sp = &tdx_specs[t];
-    if (sp->nargs == 0 || !sp->timed)
-        return tdx_errf(err, TDX_EFORMAT, at, "found event without a timestamp: type=%u", t);
+    unsigned na = o->nargs[t]; /* arguments after dt, or 0xff: not a timed event */
+    if (na == 0xff) return bad_type(t, at, err);
     uint64_t dt;
     c->args[0] = c->args[1] = c->args[2] = c->args[3] = 0;
-    int na = sp->nargs - 1;
     if (end - p >= TDX_MAX_ARGS * TDX_VARINT_MAX) {
-        /* Common case, far from the end of the batch: no bounds checks needed. */
+        /* Far from the end of the batch: no bounds checks needed. */
         p = tdx_uvarint_fast(p, &dt);
         if (!p) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint for timestamp");
-        for (int i = 0; i < na; i++) {
+        for (unsigned i = 0; i < na; i++) {
             p = tdx_uvarint_fast(p, &c->args[i]);
             if (!p) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint");
         }
@@ -531,7 +606,7 @@ static int cursor_next(tdx_order *o, cursor *c, tdx_err *err) {
         int k = tdx_uvarint(p, end, &dt);
         if (k < 0) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint for timestamp");
         p += k;
-        for (int i = 0; i < na; i++) {
+        for (unsigned i = 0; i < na; i++) {
             k = tdx_uvarint(p, end, &c->args[i]);
             if (k < 0) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint");
             p += k;
@@ -542,7 +617,7 @@ static int cursor_next(tdx_order *o, cursor *c, tdx_err *err) {
     c->time = (int64_t)((uint64_t)tdx_ticks_to_ns(g, dt) + (uint64_t)c->last_ts);
     c->last_ts = c->time;
     c->ev_off = at;
-    c->off = (uint32_t)(p - base);
+    c->p = p;
     return 1;
 }
 
@@ -556,10 +631,16 @@ static void m_guess(tdx_order *o, wm *r) {
     for (size_t i = 0; i < g->threads.n; i++)
         if (g->threads.v[i].m == r->id) bi = g->threads.v[i].first;
     if (bi == UINT32_MAX) return;
-    cursor c = {.m = r->id, .batch = bi};
+    cursor c;
+    cursor_init(&c, r->id, bi);
     tdx_err scratch;
-    for (int n = 0; n < 4; n++) {
+    /* The runtime re-announces a thread's context at the start of a generation: ProcStatus, then
+     * GoStatus, with the ranges in progress (sweeping, mark assist, GC) in between. */
+    for (int n = 0; n < 6; n++) {
         if (cursor_next(o, &c, &scratch) != 1) return;
+        if (c.type == TDX_EV_GC_SWEEP_ACTIVE || c.type == TDX_EV_GC_MARK_ASSIST_ACTIVE ||
+            c.type == TDX_EV_GC_ACTIVE)
+            continue;
         if (c.type == TDX_EV_PROC_STATUS) {
             if ((c.args[1] == PS_RUNNING || c.args[1] == PS_SYSCALL) && r->guess_p == NO_ID)
                 r->guess_p = (int64_t)c.args[0];
@@ -586,29 +667,51 @@ static inline void hswap(tdx_order *o, size_t a, size_t b) {
     o->hk.v[b] = k;
 }
 
+/* Go's heapSiftUp / heapSiftDown, moving a hole instead of swapping (the same comparisons, so the
+ * same arrangement, ties included). */
 static size_t sift_up(tdx_order *o, size_t i) {
-    while (i > 0 && htime(o, (i - 1) / 2) > htime(o, i)) {
-        hswap(o, (i - 1) / 2, i);
+    uint32_t *hv = o->heap.v;
+    int64_t *hk = o->hk.v;
+    int64_t t = hk[i];
+    uint32_t x = hv[i];
+    size_t i0 = i;
+    while (i > 0 && hk[(i - 1) / 2] > t) {
+        hk[i] = hk[(i - 1) / 2];
+        hv[i] = hv[(i - 1) / 2];
         i = (i - 1) / 2;
+    }
+    if (i != i0) {
+        hk[i] = t;
+        hv[i] = x;
     }
     return i;
 }
 
+/* hk.v[heap.n] is always INT64_MAX, so a missing right child never wins and the child choice
+ * needs no bounds test or branch. */
 static void sift_down(tdx_order *o, size_t i) {
+    uint32_t *hv = o->heap.v;
+    int64_t *hk = o->hk.v;
     size_t n = o->heap.n;
+    if (i >= n) return;
+    int64_t t = hk[i];
+    uint32_t x = hv[i];
     for (;;) {
-        size_t m = i;
-        int64_t mt = i < n ? htime(o, i) : INT64_MAX;
-        size_t l = 2 * i + 1, r = 2 * i + 2;
-        if (l < n && htime(o, l) < mt) {
-            mt = htime(o, l);
-            m = l;
-        }
-        if (r < n && htime(o, r) < mt) m = r;
-        if (m == i) return;
-        hswap(o, i, m);
+        /* Go's min3: the parent unless a child is strictly earlier; the right child only when
+         * strictly earlier than the left. */
+        size_t m = 2 * i + 1;
+        if (m >= n) break;
+        int64_t a = hk[m], b = hk[m + 1];
+        size_t right = b < a;
+        int64_t mt = right ? b : a;
+        m += right;
+        if (!(mt < t)) break;
+        hk[i] = mt;
+        hv[i] = hv[m];
         i = m;
     }
+    hk[i] = t;
+    hv[i] = x;
 }
 
 static void heap_update(tdx_order *o, size_t i) {
@@ -623,25 +726,32 @@ static void heap_remove(tdx_order *o, size_t i) {
     }
     hswap(o, 0, o->heap.n - 1);
     o->heap.n--;
+    o->hk.v[o->heap.n] = INT64_MAX; /* the sentinel (see sift_down) */
     sift_down(o, 0);
 }
 
 /* ---- output queue ---- */
 
 static qev *push(tdx_order *o, uint8_t type, const cursor *c, int64_t m, int64_t p, int64_t g) {
-    qev *e = &o->q[o->nq++];
-    e->from = e->to = 0;
-    e->extra_str = 0;
-    e->has_extra_str = 0;
-    e->fixup = 0;
-    e->type = type;
+    qev *q = &o->q[o->nq++];
+    tdx_event *e = &q->ev;
     e->time = c->time;
     e->m = m;
     e->p = p;
     e->g = g;
     memcpy(e->args, c->args, sizeof e->args);
+    e->stack = e->tstack = 0;
+    e->str[0] = e->str[1] = 0;
+    e->type = type;
+    e->kind = tdx_type_kind(type);
+    e->res_kind = e->from = e->to = e->has_clock = e->has_tstack = 0;
+    e->res = 0;
+    e->sync_nsec = 0;
     e->off = c->ev_off;
-    return e;
+    q->extra_str = 0;
+    q->has_extra_str = 0;
+    q->fixup = 0;
+    return q;
 }
 
 /* ---- context validation ---- */
@@ -883,9 +993,9 @@ static int adv_proc_status(tdx_order *o, cursor *cu, wm *ms, ctx cur, ctx *nc, t
         }
     }
     qev *e = push(o, TDX_EV_PROC_STATUS, cu, outc.m, outc.p, outc.g);
-    e->args[1] = out_status;
-    e->from = old;
-    e->to = procstatus_to_state[out_status];
+    e->ev.args[1] = out_status;
+    e->ev.from = old;
+    e->ev.to = procstatus_to_state[out_status];
     (void)ms;
     return R_ADVANCE;
 }
@@ -905,8 +1015,8 @@ static int adv_proc_start(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *e
     *nc = cur;
     nc->p = (int64_t)pid;
     qev *e = push(o, TDX_EV_PROC_START, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_PROC_IDLE;
-    e->to = TDX_PROC_RUNNING;
+    e->ev.from = TDX_PROC_IDLE;
+    e->ev.to = TDX_PROC_RUNNING;
     return R_ADVANCE;
 }
 
@@ -924,8 +1034,8 @@ static int adv_proc_stop(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
     *nc = cur;
     nc->p = NO_ID;
     qev *e = push(o, TDX_EV_PROC_STOP, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_PROC_RUNNING;
-    e->to = TDX_PROC_IDLE;
+    e->ev.from = TDX_PROC_RUNNING;
+    e->ev.to = TDX_PROC_IDLE;
     return R_ADVANCE;
 }
 
@@ -944,9 +1054,9 @@ static int adv_proc_steal(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *e
     qev *e;
     if (old_status == PS_ABANDONED) {
         e = push(o, TDX_EV_PROC_STEAL, cu, cur.m, cur.p, cur.g);
-        e->args[3] = old_status;
-        e->from = TDX_PROC_IDLE;
-        e->to = TDX_PROC_IDLE;
+        e->ev.args[3] = old_status;
+        e->ev.from = TDX_PROC_IDLE;
+        e->ev.to = TDX_PROC_IDLE;
         return R_ADVANCE;
     }
     uint64_t mid = cu->args[2];
@@ -973,9 +1083,9 @@ static int adv_proc_steal(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *e
         m_set_p(v, NO_ID);
     }
     e = push(o, TDX_EV_PROC_STEAL, cu, cur.m, cur.p, cur.g);
-    e->args[3] = old_status;
-    e->from = TDX_PROC_RUNNING;
-    e->to = TDX_PROC_IDLE;
+    e->ev.args[3] = old_status;
+    e->ev.from = TDX_PROC_RUNNING;
+    e->ev.to = TDX_PROC_IDLE;
     return R_ADVANCE;
 }
 
@@ -1038,8 +1148,8 @@ static int adv_go_status(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
     }
     uint8_t t = cu->type;
     qev *e = push(o, t, cu, outc.m, outc.p, outc.g);
-    e->from = old;
-    e->to = gostatus_to_state[status];
+    e->ev.from = old;
+    e->ev.to = gostatus_to_state[status];
     return R_ADVANCE;
 }
 
@@ -1062,8 +1172,8 @@ static int adv_go_create(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
     g_create(s, blocked ? GS_WAITING : GS_RUNNABLE, 0);
     *nc = cur;
     qev *e = push(o, cu->type, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_NOTEXIST;
-    e->to = blocked ? TDX_GO_WAITING : TDX_GO_RUNNABLE;
+    e->ev.from = TDX_GO_NOTEXIST;
+    e->ev.to = blocked ? TDX_GO_WAITING : TDX_GO_RUNNABLE;
     return R_ADVANCE;
 }
 
@@ -1089,22 +1199,22 @@ static int adv_go_stop_exec(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err 
     *nc = cur;
     nc->g = NO_ID;
     qev *e = push(o, cu->type, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_RUNNING;
+    e->ev.from = TDX_GO_RUNNING;
     switch (cu->type) {
     case TDX_EV_GO_DESTROY:
         s->exists = 0;
         s->st_fs = FS_WRITTEN;
-        e->to = TDX_GO_NOTEXIST;
+        e->ev.to = TDX_GO_NOTEXIST;
         break;
     case TDX_EV_GO_STOP:
         s->status = GS_RUNNABLE;
         s->st_fs = FS_WRITTEN;
-        e->to = TDX_GO_RUNNABLE;
+        e->ev.to = TDX_GO_RUNNABLE;
         break;
     default:
         s->status = GS_WAITING;
         s->st_fs = FS_WRITTEN;
-        e->to = TDX_GO_WAITING;
+        e->ev.to = TDX_GO_WAITING;
         break;
     }
     return R_ADVANCE;
@@ -1123,8 +1233,8 @@ static int adv_go_start(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err
     *nc = cur;
     nc->g = (int64_t)gid;
     qev *e = push(o, TDX_EV_GO_START, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_RUNNABLE;
-    e->to = TDX_GO_RUNNING;
+    e->ev.from = TDX_GO_RUNNABLE;
+    e->ev.to = TDX_GO_RUNNING;
     return R_ADVANCE;
 }
 
@@ -1139,8 +1249,8 @@ static int adv_go_unblock(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *e
     s->seq = seq;
     *nc = cur;
     qev *e = push(o, TDX_EV_GO_UNBLOCK, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_WAITING;
-    e->to = TDX_GO_RUNNABLE;
+    e->ev.from = TDX_GO_WAITING;
+    e->ev.to = TDX_GO_RUNNABLE;
     (void)err;
     return R_ADVANCE;
 }
@@ -1156,22 +1266,22 @@ static int adv_go_switch(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
         !seq_ok(n->seq_valid, n->seq, seq))
         return R_DEFER;
     qev *e = push(o, cu->type, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_WAITING;
-    e->to = TDX_GO_RUNNABLE;
+    e->ev.from = TDX_GO_WAITING;
+    e->ev.to = TDX_GO_RUNNABLE;
     if (cu->type == TDX_EV_GO_SWITCH) {
         s->status = GS_WAITING;
         s->st_fs = FS_WRITTEN;
         e = push(o, TDX_EV_GO_BLOCK, cu, cur.m, cur.p, cur.g);
-        memset(e->args, 0, sizeof e->args); /* no reason, no stack */
-        e->from = TDX_GO_RUNNING;
-        e->to = TDX_GO_WAITING;
+        memset(e->ev.args, 0, sizeof e->ev.args); /* no reason, no stack */
+        e->ev.from = TDX_GO_RUNNING;
+        e->ev.to = TDX_GO_WAITING;
     } else {
         s->exists = 0;
         s->st_fs = FS_WRITTEN;
         e = push(o, TDX_EV_GO_DESTROY, cu, cur.m, cur.p, cur.g);
-        memset(e->args, 0, sizeof e->args);
-        e->from = TDX_GO_RUNNING;
-        e->to = TDX_GO_NOTEXIST;
+        memset(e->ev.args, 0, sizeof e->ev.args);
+        e->ev.from = TDX_GO_RUNNING;
+        e->ev.to = TDX_GO_NOTEXIST;
     }
     /* s may have moved if the vector grew; n was found before any insertion. */
     n = wg_find(o, next);
@@ -1181,11 +1291,11 @@ static int adv_go_switch(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
     *nc = cur;
     nc->g = (int64_t)next;
     e = push(o, TDX_EV_GO_START, cu, cur.m, cur.p, NO_ID);
-    memset(e->args, 0, sizeof e->args);
-    e->args[0] = next;
-    e->args[1] = seq;
-    e->from = TDX_GO_RUNNABLE;
-    e->to = TDX_GO_RUNNING;
+    memset(e->ev.args, 0, sizeof e->ev.args);
+    e->ev.args[0] = next;
+    e->ev.args[1] = seq;
+    e->ev.from = TDX_GO_RUNNABLE;
+    e->ev.to = TDX_GO_RUNNING;
     return R_ADVANCE;
 }
 
@@ -1215,8 +1325,8 @@ static int adv_syscall_begin(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err
     p->seq = pseq;
     *nc = cur;
     qev *e = push(o, TDX_EV_GO_SYSCALL_BEGIN, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_RUNNING;
-    e->to = TDX_GO_SYSCALL;
+    e->ev.from = TDX_GO_RUNNING;
+    e->ev.to = TDX_GO_SYSCALL;
     return R_ADVANCE;
 }
 
@@ -1240,8 +1350,8 @@ static int adv_syscall_end(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *
     p->st_fs = FS_WRITTEN;
     *nc = cur;
     qev *e = push(o, TDX_EV_GO_SYSCALL_END, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_SYSCALL;
-    e->to = TDX_GO_RUNNING;
+    e->ev.from = TDX_GO_SYSCALL;
+    e->ev.to = TDX_GO_RUNNING;
     return R_ADVANCE;
 }
 
@@ -1264,8 +1374,8 @@ static int adv_syscall_end_blocked(tdx_order *o, cursor *cu, ctx cur, ctx *nc, t
     *nc = cur;
     nc->g = NO_ID;
     qev *e = push(o, TDX_EV_GO_SYSCALL_END_BLOCKED, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_SYSCALL;
-    e->to = TDX_GO_RUNNABLE;
+    e->ev.from = TDX_GO_SYSCALL;
+    e->ev.to = TDX_GO_RUNNABLE;
     return R_ADVANCE;
 }
 
@@ -1281,8 +1391,8 @@ static int adv_create_syscall(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_er
     *nc = cur;
     nc->g = (int64_t)ng;
     qev *e = push(o, TDX_EV_GO_CREATE_SYSCALL, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_NOTEXIST;
-    e->to = TDX_GO_SYSCALL;
+    e->ev.from = TDX_GO_NOTEXIST;
+    e->ev.to = TDX_GO_SYSCALL;
     return R_ADVANCE;
 }
 
@@ -1309,15 +1419,15 @@ static int adv_destroy_syscall(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_e
         p->st_fs = FS_WRITTEN;
         nc->p = NO_ID;
         qev *x = push(o, TDX_EV_PROC_STEAL, cu, cur.m, cur.p, cur.g);
-        memset(x->args, 0, sizeof x->args);
-        x->args[0] = (uint64_t)cur.p;
-        x->args[3] = PS_SYSCALL;
-        x->from = TDX_PROC_RUNNING;
-        x->to = TDX_PROC_IDLE;
+        memset(x->ev.args, 0, sizeof x->ev.args);
+        x->ev.args[0] = (uint64_t)cur.p;
+        x->ev.args[3] = PS_SYSCALL;
+        x->ev.from = TDX_PROC_RUNNING;
+        x->ev.to = TDX_PROC_IDLE;
     }
     qev *e = push(o, TDX_EV_GO_DESTROY_SYSCALL, cu, cur.m, cur.p, cur.g);
-    e->from = TDX_GO_SYSCALL;
-    e->to = TDX_GO_NOTEXIST;
+    e->ev.from = TDX_GO_SYSCALL;
+    e->ev.to = TDX_GO_NOTEXIST;
     return R_ADVANCE;
 }
 
@@ -1337,7 +1447,7 @@ static int adv_task_begin(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *e
     CHECK(cur, MUST, MUST, MUST);
     *nc = cur;
     qev *e = push(o, TDX_EV_USER_TASK_BEGIN, cu, cur.m, cur.p, cur.g);
-    e->args[1] = parent;
+    e->ev.args[1] = parent;
     return R_ADVANCE;
 }
 
@@ -1366,7 +1476,7 @@ static int adv_task_end(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err
     CHECK(cur, MUST, MUST, MUST);
     *nc = cur;
     qev *e = push(o, TDX_EV_USER_TASK_END, cu, cur.m, cur.p, cur.g);
-    e->args[2] = parent;
+    e->ev.args[2] = parent;
     e->extra_str = name;
     e->has_extra_str = 1;
     e->fixup = fixup ? TDX_FIX_TASK : 0;
@@ -1558,7 +1668,7 @@ static int adv_go_range(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err
     }
     *nc = cur;
     e = push(o, t, cu, cur.m, cur.p, cur.g);
-    if (t == TDX_EV_STW_END) e->args[0] = desc;
+    if (t == TDX_EV_STW_END) e->ev.args[0] = desc;
     e->extra_str = extra;
     e->has_extra_str = has_extra;
     e->fixup = fixup;
@@ -1581,8 +1691,8 @@ static int advance(tdx_order *o, cursor *cu, tdx_err *err) {
             ms->exists = 1;
             ms->ex_fs = FS_WRITTEN;
         }
-        TRY(m_p(o, ms));
-        TRY(m_g(o, ms));
+        if (ms->p_fs == FS_UNKNOWN) TRY(m_p(o, ms)); /* only the thread's first event reads */
+        if (ms->g_fs == FS_UNKNOWN) TRY(m_g(o, ms));
         cur = (ctx){(int64_t)cu->m, ms->p, ms->g};
     }
     nc = cur;
@@ -1650,69 +1760,65 @@ static int advance(tdx_order *o, cursor *cu, tdx_err *err) {
 
 
 static int deliver(tdx_order *o, tdx_event *e, tdx_err *err) {
-    if (o->nemitted > 0 && e->time <= o->last_local) e->time = (int64_t)((uint64_t)o->last_local + 1);
-    o->last_local = e->time;
+    /* Go's "strictly increasing" fix-up within the generation (the first event is the Sync). */
+    int64_t t = e->time;
+    if (o->nemitted > 0 && t <= o->last_local) t = (int64_t)((uint64_t)o->last_local + 1);
+    if (o->nemitted == 0) o->first_local = t;
+    o->last_local = t;
+    if (!o->emit) {
+        o->nemitted++;
+        return 0;
+    }
+    e->time = o->final_times ? tdx_time_floor(t, o->floor, o->nemitted) : t;
     o->nemitted++;
-    if (o->emit && o->emit(o->emit_ctx, e, o->g))
-        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
+    if (o->emit(o->emit_ctx, e, o->g)) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
     return 0;
 }
 
 /* Resolves a queued event's ids against the generation tables (Go's validateTableIDs) and fills
  * in the details, then delivers it. */
-static int finish_event(tdx_order *o, const qev *q, tdx_err *err) {
-    const tdx_evspec *sp = &tdx_specs[q->type];
-    tdx_event e;
-    memset(&e, 0, sizeof e);
-    e.type = q->type;
-    e.kind = tdx_type_kind(q->type);
-    e.time = q->time;
-    e.m = q->m;
-    e.p = q->p;
-    e.g = q->g;
-    e.off = q->off;
-    memcpy(e.args, q->args, sizeof e.args);
+static int finish_event(tdx_order *o, qev *q, tdx_err *err) {
+    tdx_event *e = &q->ev;
+    const tdx_evspec *sp = &tdx_specs[e->type];
     uint32_t stacks[2] = {0, 0}, strs[2] = {0, 0};
     for (int i = 0; i < 2 && sp->stack_args[i] >= 0; i++) {
-        uint64_t id = q->args[(int)sp->stack_args[i]];
+        uint64_t id = e->args[(int)sp->stack_args[i]];
         uint32_t d = tdx_gen_stack(o->g, id);
         if (d == UINT32_MAX)
-            return tdx_errf(err, TDX_EVALIDATE, q->off, "found invalid stack ID %" PRIu64 " for event %s", id,
+            return tdx_errf(err, TDX_EVALIDATE, e->off, "found invalid stack ID %" PRIu64 " for event %s", id,
                             sp->name);
         stacks[i] = d;
     }
     for (int i = 0; i < 2 && sp->string_args[i] >= 0; i++) {
-        uint64_t id = q->args[(int)sp->string_args[i]];
+        uint64_t id = e->args[(int)sp->string_args[i]];
         uint32_t d = tdx_gen_string(o->g, id);
         if (d == UINT32_MAX)
-            return tdx_errf(err, TDX_EVALIDATE, q->off, "found invalid string ID %" PRIu64 " for event %s", id,
+            return tdx_errf(err, TDX_EVALIDATE, e->off, "found invalid string ID %" PRIu64 " for event %s", id,
                             sp->name);
         strs[i] = d;
     }
-    e.stack = stacks[0];
-    e.str[0] = strs[0];
-    e.str[1] = strs[1];
-    if (q->has_extra_str) e.str[0] = q->extra_str;
-    e.from = q->from;
-    e.to = q->to;
-    if (e.kind == TDX_KIND_STATE_TRANSITION) {
-        switch (q->type) {
+    e->stack = stacks[0];
+    e->str[0] = strs[0];
+    e->str[1] = strs[1];
+    if (q->has_extra_str) e->str[0] = q->extra_str;
+    if (e->kind == TDX_KIND_STATE_TRANSITION) {
+        switch (e->type) {
         case TDX_EV_PROC_START:
         case TDX_EV_PROC_STEAL:
         case TDX_EV_PROC_STATUS:
-            e.res_kind = TDX_RES_PROC;
-            e.res = (int64_t)q->args[0];
+            e->res_kind = TDX_RES_PROC;
+            e->res = (int64_t)e->args[0];
             break;
         case TDX_EV_PROC_STOP:
-            e.res_kind = TDX_RES_PROC;
-            e.res = q->p;
+            e->res_kind = TDX_RES_PROC;
+            e->res = e->p;
             break;
         case TDX_EV_GO_CREATE:
         case TDX_EV_GO_CREATE_BLOCKED:
-            e.res_kind = TDX_RES_GOROUTINE;
-            e.res = (int64_t)q->args[0];
-            e.tstack = stacks[1];
-            e.has_tstack = 1; /* Go keeps a handle to new_stack even when it is 0 */
+            e->res_kind = TDX_RES_GOROUTINE;
+            e->res = (int64_t)e->args[0];
+            e->tstack = stacks[1];
+            e->has_tstack = 1; /* Go keeps a handle to new_stack even when it is 0 */
             break;
         case TDX_EV_GO_CREATE_SYSCALL:
         case TDX_EV_GO_START:
@@ -1720,35 +1826,35 @@ static int finish_event(tdx_order *o, const qev *q, tdx_err *err) {
         case TDX_EV_GO_SWITCH:
         case TDX_EV_GO_SWITCH_DESTROY:
         case TDX_EV_GO_STATUS:
-            e.res_kind = TDX_RES_GOROUTINE;
-            e.res = (int64_t)q->args[0];
+            e->res_kind = TDX_RES_GOROUTINE;
+            e->res = (int64_t)e->args[0];
             break;
         case TDX_EV_GO_STATUS_STACK:
-            e.res_kind = TDX_RES_GOROUTINE;
-            e.res = (int64_t)q->args[0];
-            e.tstack = e.stack;
-            e.has_tstack = e.stack != 0;
+            e->res_kind = TDX_RES_GOROUTINE;
+            e->res = (int64_t)e->args[0];
+            e->tstack = e->stack;
+            e->has_tstack = e->stack != 0;
             break;
         case TDX_EV_GO_STOP:
         case TDX_EV_GO_BLOCK:
         case TDX_EV_GO_SYSCALL_BEGIN:
-            e.res_kind = TDX_RES_GOROUTINE;
-            e.res = q->g;
-            e.tstack = e.stack;
-            e.has_tstack = e.stack != 0;
+            e->res_kind = TDX_RES_GOROUTINE;
+            e->res = e->g;
+            e->tstack = e->stack;
+            e->has_tstack = e->stack != 0;
             break;
         default:
-            e.res_kind = TDX_RES_GOROUTINE;
-            e.res = q->g;
+            e->res_kind = TDX_RES_GOROUTINE;
+            e->res = e->g;
             break;
         }
     }
     if (q->fixup) {
-        tdx_task_fixup f = {o->nemitted, q->fixup == TDX_FIX_TASK ? q->args[0] : (uint64_t)q->g,
+        tdx_task_fixup f = {o->nemitted, q->fixup == TDX_FIX_TASK ? e->args[0] : (uint64_t)e->g,
                             q->fixup};
         if (tdx_vec_push(&o->fixups, f)) return OOM(err);
     }
-    return deliver(o, &e, err);
+    return deliver(o, e, err);
 }
 
 static int flush_queue(tdx_order *o, tdx_err *err) {
@@ -1789,7 +1895,8 @@ static int try_advance(tdx_order *o, size_t hi, tdx_err *err) {
     if (ok < 0) return R_ERROR;
     if (ok) {
         o->hk.v[hi] = c->time;
-        heap_update(o, hi);
+        if (hi == 0) sift_down(o, 0); /* the usual case: nothing above the root */
+        else heap_update(o, hi);
     } else {
         heap_remove(o, hi);
     }
@@ -1820,20 +1927,23 @@ int tdx_order_generation(tdx_order *o, tdx_gen *g, const tdx_order_params *prm, 
     o->gen = g->frame.gen;
     o->emit = prm->emit;
     o->emit_ctx = prm->emit_ctx;
+    o->final_times = prm->final_times;
+    o->floor = prm->floor;
     o->nq = 0;
     o->why = NULL;
     o->fixups.n = 0;
     o->nemitted = 0;
-    o->last_local = 0;
+    o->first_local = o->last_local = 0;
     o->next_sample = 0;
     clear_working(o);
     /* Frontier: one cursor per thread, in order of first appearance. */
     o->cur.n = o->heap.n = 0;
     if (tdx_vec_reserve(&o->cur, g->threads.n) || tdx_vec_reserve(&o->heap, g->threads.n) ||
-        tdx_vec_reserve(&o->hk, g->threads.n))
+        tdx_vec_reserve(&o->hk, g->threads.n + 1))
         return OOM(err);
     for (size_t i = 0; i < g->threads.n; i++) {
-        cursor c = {.m = g->threads.v[i].m, .batch = g->threads.v[i].first};
+        cursor c;
+        cursor_init(&c, g->threads.v[i].m, g->threads.v[i].first);
         int ok = cursor_next(o, &c, err);
         if (ok < 0) return TDX_ORDER_ERROR;
         if (!ok) continue;
@@ -1845,6 +1955,7 @@ int tdx_order_generation(tdx_order *o, tdx_gen *g, const tdx_order_params *prm, 
         o->hk.n = o->heap.n;
         sift_up(o, o->heap.n - 1);
     }
+    o->hk.v[o->heap.n] = INT64_MAX; /* the sentinel (see sift_down) */
     /* The generation's Sync. */
     tdx_event s;
     memset(&s, 0, sizeof s);
@@ -1930,6 +2041,7 @@ bool tdx_order_check(tdx_order *o, const tdx_carry *c) {
             if ((carry_t(c, a->id) != NULL) != (a->a != 0)) return false;
             break;
         case A_GC:
+            if (a->id == 1 && c->gc_state == TDX_GC_UNDETERMINED) break;
             if (c->gc_state != a->a || c->gc_seq != a->b) return false;
             break;
         case A_GRANGE:

@@ -91,8 +91,13 @@ typedef struct tdx_order_params {
     const tdx_carry *carry; /* true state before this generation, or NULL to speculate */
     bool initial;           /* this is the trace's initial generation (first with events) */
     uint64_t sync_n;        /* N of this generation's Sync event */
-    tdx_emit_fn emit;
+    tdx_emit_fn emit;       /* may be NULL: the run only validates (see tdx_order_span) */
     void *emit_ctx;
+    /* When the previous generation's last time is already known (sequential reading, a rerun in
+     * order), the stream-wide fix-up is applied as events are emitted: emitted times are final,
+     * tdx_time_floor(local, floor, i). Saves the caller a pass over every event. */
+    bool final_times;
+    int64_t floor;
 } tdx_order_params;
 
 enum tdx_order_result {
@@ -133,6 +138,12 @@ int tdx_order_merge(const tdx_order *o, tdx_carry *c, tdx_err *err);
 
 /* Number of events emitted by the last run (Sync included). */
 uint64_t tdx_order_nevents(const tdx_order *o);
+
+/* Generation-local times of the first and last events the last run emitted (when it emitted any).
+ * The run's first event is its Sync, and local times strictly increase, so with the stream-wide
+ * fix-up the final times are tdx_time_floor(first, floor, 0) and tdx_time_floor(last, floor, n-1):
+ * a consumer-less reader needs nothing else from the events. */
+void tdx_order_span(const tdx_order *o, int64_t *first, int64_t *last);
 
 /* The stream-wide fix-up: event i (0-based within its generation) whose generation-local time is
  * t gets max(t, floor + i + 1), where floor is the last time of the previous generation (0 for

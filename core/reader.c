@@ -87,6 +87,26 @@ static int deliver(deliver_ctx *d, tdx_event *e, const tdx_gen *g) {
     return 0;
 }
 
+/* The statistics of n delivered events of a generation whose first and last generation-local
+ * times were first and last (tdx_order_span), then the new floor. Only the first event of an
+ * ordering run is a Sync, and the fix-up of the last event gives the generation's last time, so
+ * no per-event work is needed (tdx_time_floor). */
+static void account(deliver_ctx *d, uint64_t n, int64_t first, int64_t last) {
+    if (n == 0) return;
+    tdx_read_stats *st = d->st;
+    if (st->events == 0) st->first_time = tdx_time_floor(first, d->floor, 0);
+    st->events += n;
+    st->syncs++;
+    st->last_time = tdx_time_floor(last, d->floor, n - 1);
+    d->floor = st->last_time;
+}
+
+static void account_run(deliver_ctx *d, const tdx_order *o) {
+    int64_t first, last;
+    tdx_order_span(o, &first, &last);
+    account(d, tdx_order_nevents(o), first, last);
+}
+
 static int deliver_sync(deliver_ctx *d, tdx_err *err) {
     tdx_event s;
     memset(&s, 0, sizeof s);
@@ -99,12 +119,6 @@ static int deliver_sync(deliver_ctx *d, tdx_err *err) {
     if (deliver(d, &s, NULL)) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
     d->floor = s.time;
     return 0;
-}
-
-static int emit_direct(void *ctx, const tdx_event *e, const tdx_gen *g) {
-    /* The ordering stage hands over its own scratch record; finishing the time in place saves
-     * a copy per event. */
-    return deliver(ctx, (tdx_event *)e, g);
 }
 
 static bool has_events(const tdx_gen *g) {
@@ -135,6 +149,18 @@ static int gen_delivered(deliver_ctx *d, const tdx_gen *g, uint64_t nev, size_t 
         return -1;
     }
     return 0;
+}
+
+/* Orders g exactly against the true state, handing events with final times straight to the
+ * consumer (no buffering), and accounts for them. */
+static int order_in_place(deliver_ctx *d, tdx_order *ord, tdx_gen *g, const tdx_carry *carry,
+                          bool initial, uint64_t sync_n, tdx_err *err) {
+    tdx_order_params prm = {.carry = carry, .initial = initial, .sync_n = sync_n,
+                            .emit = d->opts->emit, .emit_ctx = d->opts->emit_ctx,
+                            .final_times = true, .floor = d->floor};
+    int orc = tdx_order_generation(ord, g, &prm, err);
+    account_run(d, ord);
+    return orc;
 }
 
 static int read_sequential(const uint8_t *data, size_t size, int version, const tdx_read_opts *opts,
@@ -168,11 +194,7 @@ static int read_sequential(const uint8_t *data, size_t size, int version, const 
         }
         bool initial = !seen_events && has_events(&g);
         seen_events |= initial;
-        tdx_order_params prm = {&carry, initial, st->syncs + 1, emit_direct, &d};
-        d.index = 0;
-        int orc = tdx_order_generation(ord, &g, &prm, err);
-        if (orc != TDX_ORDER_OK) goto out;
-        d.floor = st->last_time;
+        if (order_in_place(&d, ord, &g, &carry, initial, st->syncs + 1, err) != TDX_ORDER_OK) goto out;
         if (tdx_order_merge(ord, &carry, err)) goto out;
         if (gen_delivered(&d, &g, tdx_order_nevents(ord), size, err)) goto out;
     }
@@ -186,13 +208,16 @@ out:
 
 /* ---- the parallel pipeline ---- */
 
-enum { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+enum { JOB_FREE, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
+/* One generation in flight. Jobs are allocated once and reused: a generation's tables, ordering
+ * state and event buffer are tens of MB, and fresh allocations for each one cost a page fault
+ * per 4 KiB touched (most of -j2's system time) and keep the allocator's peak high. */
 typedef struct job {
     uint64_t seq;
     tdx_gen gen;
     tdx_order *ord;
-    tdx_evbuf out;
+    tdx_evbuf out; /* the run's events, when there is a consumer */
     bool initial;
     bool speculative;
     int load_rc; /* tdx_gen_load result */
@@ -211,6 +236,7 @@ typedef struct wpipe {
     const tdx_carry *carry;
     uint64_t merged; /* generations folded into carry */
     tdx_carry empty;
+    bool buffer; /* workers keep their events (there is a consumer) */
 } wpipe;
 
 static int emit_buf(void *ctx, const tdx_event *e, const tdx_gen *g) {
@@ -218,12 +244,13 @@ static int emit_buf(void *ctx, const tdx_event *e, const tdx_gen *g) {
     return tdx_evbuf_append(ctx, e);
 }
 
-static void run_job(wpipe *pp, job *j, bool exact, const tdx_carry *carry) {
-    tdx_evbuf_reset(&j->out);
-    j->speculative = !exact;
-    tdx_order_params prm = {exact ? carry : NULL, j->initial, j->seq + 1, emit_buf, &j->out};
+static void run_job(wpipe *pp, job *j, const tdx_carry *carry) {
+    tdx_evbuf_reset(&j->out, j->gen.frame.start_off);
+    j->speculative = carry == NULL;
+    /* Without a consumer only the count and the first and last times matter (tdx_order_span). */
+    tdx_order_params prm = {.carry = carry, .initial = j->initial, .sync_n = j->seq + 1,
+                            .emit = pp->buffer ? emit_buf : NULL, .emit_ctx = &j->out};
     j->order_rc = tdx_order_generation(j->ord, &j->gen, &prm, &j->err);
-    (void)pp;
 }
 
 static void *worker(void *arg) {
@@ -246,7 +273,7 @@ static void *worker(void *arg) {
             bool exact = pp->merged == j->seq;
             const tdx_carry *c = exact ? pp->carry : (j->initial ? &pp->empty : NULL);
             pthread_mutex_unlock(&pp->mu);
-            run_job(pp, j, c != NULL, c);
+            run_job(pp, j, c);
         }
 
         pthread_mutex_lock(&pp->mu);
@@ -265,6 +292,52 @@ static void job_free(job *j) {
     free(j);
 }
 
+static job *job_new(const uint8_t *data, int version) {
+    job *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    if (!(j->ord = tdx_order_new())) {
+        free(j);
+        return NULL;
+    }
+    tdx_gen_init(&j->gen, data, version);
+    return j;
+}
+
+/* Hands a buffered run's events to the consumer with final times, filling in the details that
+ * came from the true state (speculative TaskEnd / STWEnd). */
+static int deliver_buffered(deliver_ctx *d, job *j, const tdx_carry *carry, tdx_err *err) {
+    const tdx_read_opts *o = d->opts;
+    tdx_evbuf_iter it;
+    tdx_evbuf_iter_init(&it, &j->out);
+    tdx_event e;
+    size_t nfix, fi = 0;
+    const tdx_task_fixup *fix = tdx_order_fixups(j->ord, &nfix);
+    uint64_t next_fix = nfix ? fix[0].index : UINT64_MAX;
+    int64_t floor = d->floor, first = 0, last = 0;
+    uint64_t k = 0;
+    int rc = 0;
+    for (; tdx_evbuf_next(&it, &e); k++) {
+        if (k == 0) first = e.time;
+        last = e.time;
+        if (k == next_fix) {
+            if (tdx_task_fixup_apply(carry, &fix[fi], &j->gen, &e)) {
+                rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+                break;
+            }
+            fi++;
+            next_fix = fi < nfix ? fix[fi].index : UINT64_MAX;
+        }
+        e.time = tdx_time_floor(e.time, floor, k);
+        if (o->emit(o->emit_ctx, &e, &j->gen)) {
+            k++; /* counted as delivered, as the sequential reader does */
+            rc = tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
+            break;
+        }
+    }
+    account(d, k, first, last);
+    return rc;
+}
+
 static int read_parallel(const uint8_t *data, size_t size, int version, const tdx_read_opts *opts,
                          tdx_read_stats *st, tdx_err *err) {
     int nw = opts->jobs;
@@ -277,8 +350,11 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
     tdx_carry_init(&carry);
     tdx_carry_init(&pp.empty);
     pp.carry = &carry;
+    pp.buffer = opts->emit != NULL;
     pp.cap = (size_t)nw + 1; /* generations in flight: bounds memory */
     pp.ring = calloc(pp.cap, sizeof *pp.ring);
+    job **spare = calloc(pp.cap, sizeof *spare); /* jobs not in the ring, for reuse */
+    size_t nspare = 0;
     pthread_t *th = calloc((size_t)nw, sizeof *th);
     int started = 0, rc = -1;
     deliver_ctx d;
@@ -287,7 +363,7 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
     tdx_framer_init(&fr, data, size, version);
     bool framer_done = false, seen_events = false;
     uint64_t seq = 0;
-    if (!pp.ring || !th || !dinit) {
+    if (!pp.ring || !spare || !th || !dinit) {
         tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         goto out;
     }
@@ -298,29 +374,29 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
         goto out;
     }
     for (;;) {
-        /* Keep the window full. */
+        /* Keep the window full. Only this thread adds to the ring, so count cannot grow behind
+         * our back; reading it under the lock is enough. */
         while (!framer_done) {
             pthread_mutex_lock(&pp.mu);
             bool room = pp.count < pp.cap;
             pthread_mutex_unlock(&pp.mu);
             if (!room) break;
-            job *j = calloc(1, sizeof *j);
-            if (!j || !(j->ord = tdx_order_new())) {
-                job_free(j);
+            job *j = nspare ? spare[--nspare] : job_new(data, version);
+            if (!j) {
                 tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
                 goto out;
             }
-            tdx_gen_init(&j->gen, data, version);
             int r = tdx_framer_next(&fr, &j->gen.frame, err);
             tdx_prefetch_advance(opts->prefetch, fr.pos);
             if (r <= 0) {
-                job_free(j);
+                spare[nspare++] = j;
                 if (r < 0) goto out;
                 framer_done = true;
                 break;
             }
             j->seq = seq++;
             j->initial = !seen_events && frame_has_events(&j->gen.frame);
+            j->state = JOB_QUEUED;
             seen_events |= j->initial;
             pthread_mutex_lock(&pp.mu);
             pp.ring[(pp.head + pp.count) % pp.cap] = j;
@@ -344,6 +420,7 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
             if (deliver_sync(&d, err) == 0) *err = e;
             goto out;
         }
+        bool buffered = true;
         if (j->speculative) {
             st->speculated++;
             /* An error found while guessing is re-derived exactly so its message is the true one. */
@@ -352,36 +429,25 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
                 if (!st->rerun_why)
                     st->rerun_why = j->order_rc == TDX_ORDER_ERROR ? "an error while guessing"
                                                                    : tdx_order_why(j->ord);
-                run_job(&pp, j, true, &carry);
+                /* The true state is at hand: order again straight to the consumer. */
+                j->order_rc = order_in_place(&d, j->ord, &j->gen, &carry, j->initial, j->seq + 1, &j->err);
+                buffered = false;
             }
         }
-        /* Deliver what the run produced (up to its error, if any). */
-        tdx_evbuf_iter it;
-        tdx_evbuf_iter_init(&it, &j->out);
-        tdx_event e;
-        d.index = 0;
-        size_t nfix, fi = 0;
-        const tdx_task_fixup *fix = tdx_order_fixups(j->ord, &nfix);
-        for (uint64_t k = 0; tdx_evbuf_next(&it, &e); k++) {
-            if (fi < nfix && fix[fi].index == k) {
-                fi++;
-                if (tdx_task_fixup_apply(&carry, &fix[fi - 1], &j->gen, &e)) {
-                    tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-                    goto out;
-                }
-            }
-            if (deliver(&d, &e, &j->gen)) {
-                tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
-                goto out;
+        if (buffered) {
+            /* Deliver what the run produced (up to its error, if any). */
+            if (pp.buffer) {
+                if (deliver_buffered(&d, j, &carry, err)) goto out;
+            } else {
+                account_run(&d, j->ord);
             }
         }
         if (j->order_rc != TDX_ORDER_OK) {
             *err = j->err;
             goto out;
         }
-        d.floor = st->last_time;
         if (tdx_order_merge(j->ord, &carry, err)) goto out;
-        if (gen_delivered(&d, &j->gen, j->out.n, size, err)) goto out;
+        if (gen_delivered(&d, &j->gen, tdx_order_nevents(j->ord), size, err)) goto out;
         pthread_mutex_lock(&pp.mu);
         pp.merged++;
         pp.ring[pp.head] = NULL;
@@ -389,7 +455,8 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
         pp.count--;
         if (pp.next_queued > 0) pp.next_queued--;
         pthread_mutex_unlock(&pp.mu);
-        job_free(j);
+        j->state = JOB_FREE;
+        spare[nspare++] = j;
     }
 out:
     pthread_mutex_lock(&pp.mu);
@@ -403,7 +470,9 @@ out:
     pthread_mutex_unlock(&pp.mu);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     for (size_t k = 0; k < pp.count; k++) job_free(pp.ring[(pp.head + k) % pp.cap]);
+    for (size_t k = 0; k < nspare; k++) job_free(spare[k]);
     free(pp.ring);
+    free(spare);
     free(th);
     if (dinit) deliver_ctx_end(&d, rc == 0);
     tdx_carry_free(&carry);
