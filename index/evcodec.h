@@ -1,6 +1,6 @@
-/* evcodec.h: the compact columnar encoding of a block of ordered events in the index.
- * Fields go to separate streams (types, time deltas, threads, context misses, ids, stacks,
- * strings, values, states), each Huffman-coded; see docs/index-format.md. */
+/* evcodec.h: the compact encoding of a block of ordered events in the index.
+ * Each thread's events are modelled as their own sequence (types, time deltas, context) and the
+ * fields are rANS-coded with per-block tables chosen by context; see docs/index-format.md. */
 #ifndef TDX_EVCODEC_H
 #define TDX_EVCODEC_H
 
@@ -9,38 +9,47 @@
 
 #include "core/error.h"
 #include "core/event.h"
-#include "core/hmap.h"
 #include "core/mem.h"
+#include "rans.h"
 
 #define TDX_EVBLOCK_EVENTS 16384 /* events per block (the unit of random access) */
 
+/* Fields, for the size statistics of bench/codec. */
 enum {
-    TDX_ST_TYPE = 0,
-    TDX_ST_TIME,
-    TDX_ST_TIMEREM,
-    TDX_ST_THREAD,
-    TDX_ST_CTX,
-    TDX_ST_IDS,
-    TDX_ST_STACK,
-    TDX_ST_STR,
-    TDX_ST_VAL,
-    TDX_ST_STATE,
-    TDX_ST_COUNT
+    TDX_EF_TYPE = 0,
+    TDX_EF_TIME,
+    TDX_EF_THREAD,
+    TDX_EF_CTX,
+    TDX_EF_IDS,
+    TDX_EF_STACK,
+    TDX_EF_STR,
+    TDX_EF_VAL,
+    TDX_EF_HEADER, /* block header, tables, lane states */
+    TDX_EF_COUNT
 };
 
 typedef struct tdx_evenc {
-    tdx_buf st[TDX_ST_COUNT];
-    TDX_VEC(tdx_event) ev; /* the block's events, kept until finish (time granule choice) */
+    tdx_rans_enc rc;
+    void *work; /* per-block scratch (threads, links), grown as needed */
+    void *model;
+    void *rec; /* encoder-side recency trees */
+    uint64_t *xbits;
+    size_t work_cap;
+    /* Estimated coded bits per field, summed over every block encoded (bench/codec). */
+    double stat[TDX_EF_COUNT];
+    int stats; /* collect stat[] (costs a pass over the tables per block) */
 } tdx_evenc;
 
 void tdx_evenc_init(tdx_evenc *e);
 void tdx_evenc_free(tdx_evenc *e);
+const char *tdx_evcodec_field_name(int f);
 
-/* Encodes events[0..n) (string and stack ids already global) as one block appended to out. */
+/* Encodes events[0..n) (string and stack ids already global) as one block appended to out.
+ * Returns 0 or -1 (OOM). */
 int tdx_evenc_block(tdx_evenc *enc, const tdx_event *events, size_t n, tdx_buf *out);
 
 /* Decodes one block of `len` bytes holding `n` events into out[0..n). Returns 0, or -1 when the
- * block is malformed (never reads out of bounds). */
+ * block is malformed or memory runs out (never reads out of bounds). */
 int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out);
 
 #endif

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define TDX_IDX_MAGIC "TRACEIDX"
-#define TDX_IDX_VERSION 2
+#define TDX_IDX_VERSION 3
 #define TDX_IDX_HEADER_SIZE 128
 #define TDX_IDX_SECTION_SIZE 32
 

@@ -13,6 +13,7 @@
 #include "core/spec.h"
 #include "evcodec.h"
 #include "format.h"
+#include "strpack.h"
 #include "tables.h"
 
 typedef struct res_rec {
@@ -394,16 +395,12 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
     for (int k = 0; k < 15; k++) mv[M_KIND0 + k] = w->kinds[k];
     for (int i = 0; i < M_COUNT_; i++) tdx_le64(meta + 8 * i, mv[i]);
     rc = put_section(w, st, TDX_SEC_META, 0, meta, sizeof meta);
-    /* STRINGS: count, offsets[count+1], bytes */
+    /* STRINGS: count, then the strings packed (strpack.c) */
     if (!rc) {
         uint32_t n = tdx_tables_nstrings(t);
         tdx_le64(x, n);
         rc |= tdx_buf_append(&b, x, 8);
-        for (uint32_t i = 0; i <= n && !rc; i++) {
-            tdx_le64(x, t->str_off.v[i]);
-            rc |= tdx_buf_append(&b, x, 8);
-        }
-        rc |= tdx_buf_append(&b, t->str_bytes.v, t->str_bytes.n);
+        rc |= tdx_strpack_encode(&b, t->str_bytes.v, t->str_off.v, n);
         rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_STRINGS, 0, b.v, b.n);
     }
     /* FRAMES */

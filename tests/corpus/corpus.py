@@ -235,6 +235,9 @@ def check_corrupt(tdx, name, tmp):
     struct.pack_into("<I", b, 8, 99)
     open(bad, "wb").write(bytes(b))
     expect_error(tdx, [tdx, "info", bad], ["newer", "upgrade"], "newer format version")
+    struct.pack_into("<I", b, 8, 2)
+    open(bad, "wb").write(bytes(b))
+    expect_error(tdx, [tdx, "info", bad], ["older", "rebuild"], "older format version")
     # A trace changed after indexing.
     copy = os.path.join(tmp, "copy.trace")
     shutil.copy(trace, copy)

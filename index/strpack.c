@@ -1,0 +1,267 @@
+/* strpack.c: LZ77 + rANS packing of the string table.
+ *
+ * Packed form: a mode byte. Mode 1 (packed): uvarint total bytes, uvarint number of chunks, then
+ * per chunk: uvarint strings, uvarint coded length, the chunk's rANS-coded symbols (rans.c).
+ * Mode 0 (stored, when packing would shrink the table more than MAXRATIO times, which only
+ * degenerate tables do: the decoder refuses such claims to bound what damage can allocate):
+ * uvarint length of every string, then their bytes. Per string: its length; then
+ * sequences of a literal run (count, then the bytes) and, unless the string is complete, a match:
+ * distance back in the concatenated strings decoded so far (any chunk) and length. Literals are
+ * coded in the context of the previous byte's class (digit, letter, separator, ...), which is what
+ * is left to model once matches have taken the repeated text.
+ *
+ * Chunks (about 1 MiB of strings each) bound the encoder's memory and let the tables follow the
+ * content; the decoder runs through them in order. */
+#include "strpack.h"
+
+#include <string.h>
+
+#include "core/varint.h"
+#include "rans.h"
+
+#define MINMATCH 4
+#define WINDOW (1u << 20)     /* match distances at most */
+#define HBITS 17              /* hash of 4 bytes -> last position */
+#define DEPTH 2               /* candidates tried per position (a hash chain) */
+#define CHUNK_BYTES (1u << 20)
+#define MAXRATIO 4096 /* unpacked bytes per packed byte at most */
+
+enum { C_LEN = 0, C_RUN = 1, C_OFF = 3, C_MLEN = 4, C_LIT = 5, C_COUNT = C_LIT + 8 };
+enum { L_LEN = 0, L_LIT = 1, L_OFF = 2, L_MLEN = 3 };
+
+/* The class of a byte, as the context of the next literal (class 0: string start). */
+static const uint8_t bclass[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['a'] = 2, ['b'] = 2, ['c'] = 2, ['d'] = 2, ['e'] = 2, ['f'] = 2, ['g'] = 2, ['h'] = 2, ['i'] = 2, ['j'] = 2,
+    ['k'] = 2, ['l'] = 2, ['m'] = 2, ['n'] = 2, ['o'] = 2, ['p'] = 2, ['q'] = 2, ['r'] = 2, ['s'] = 2, ['t'] = 2,
+    ['u'] = 2, ['v'] = 2, ['w'] = 2, ['x'] = 2, ['y'] = 2, ['z'] = 2,
+    ['A'] = 3, ['B'] = 3, ['C'] = 3, ['D'] = 3, ['E'] = 3, ['F'] = 3, ['G'] = 3, ['H'] = 3, ['I'] = 3, ['J'] = 3,
+    ['K'] = 3, ['L'] = 3, ['M'] = 3, ['N'] = 3, ['O'] = 3, ['P'] = 3, ['Q'] = 3, ['R'] = 3, ['S'] = 3, ['T'] = 3,
+    ['U'] = 3, ['V'] = 3, ['W'] = 3, ['X'] = 3, ['Y'] = 3, ['Z'] = 3,
+    ['/'] = 4, ['.'] = 5, [' '] = 6, ['_'] = 7, ['-'] = 7, ['='] = 7, [':'] = 7, ['('] = 7, [')'] = 7, ['*'] = 7,
+    ['@'] = 7, [','] = 7,
+};
+
+static inline int lit_ctx(const uint8_t *s, size_t i) { return i ? (bclass[s[i - 1]] ? bclass[s[i - 1]] : 7) : 0; }
+
+/* Integers as in the event codec: a size class (the symbol) and raw low bits. */
+static inline void put_uint(tdx_rans_enc *rc, int lane, uint32_t ctx, uint64_t v) {
+    if (v < 16) {
+        tdx_rans_put(rc, lane, ctx, (unsigned)v);
+        return;
+    }
+    int n = 63 - __builtin_clzll(v);
+    tdx_rans_put(rc, lane, ctx, (unsigned)(16 + (n - 4) * 4 + ((v >> (n - 2)) & 3)));
+    tdx_rans_putbits(rc, v, n - 2);
+}
+
+static inline uint64_t get_uint(tdx_rans_dec *d, int lane, uint32_t ctx) {
+    unsigned c = tdx_rans_get(d, lane, ctx);
+    if (c < 16) return c;
+    int n = (int)(c - 16) / 4 + 4;
+    return (uint64_t)(4 | (c & 3)) << (n - 2) | tdx_rans_getbits(d, n - 2);
+}
+
+static int put_uv(tdx_buf *b, uint64_t v) {
+    if (tdx_vec_reserve(b, b->n + TDX_VARINT_MAX)) return -1;
+    b->n += (size_t)tdx_put_uvarint(b->v + b->n, v);
+    return 0;
+}
+
+static inline uint32_t hash4(const uint8_t *p) {
+    uint32_t x;
+    memcpy(&x, p, 4);
+    return (x * 2654435761u) >> (32 - HBITS);
+}
+
+/* Literal run s[from, to), then nothing (the caller codes the match, if any). */
+static void put_lits(tdx_rans_enc *rc, const uint8_t *s, size_t from, size_t to, int after_match) {
+    put_uint(rc, L_LEN, C_RUN + after_match, to - from);
+    for (size_t i = from; i < to; i++) tdx_rans_put(rc, L_LIT, C_LIT + lit_ctx(s, i), s[i]);
+}
+
+static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n);
+
+int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n) {
+    size_t start = out->n;
+    uint64_t total = n ? off[n] - off[0] : 0;
+    if (tdx_vec_push(out, (uint8_t)1) || pack(out, bytes, off, n)) return -1;
+    if (total / MAXRATIO <= out->n - start) return 0;
+    out->n = start;
+    int rc = tdx_vec_push(out, (uint8_t)0);
+    for (uint64_t i = 0; i < n && !rc; i++) rc = put_uv(out, off[i + 1] - off[i]);
+    if (!rc && total) rc = tdx_buf_append(out, bytes + off[0], (size_t)total);
+    return rc ? -1 : 0;
+}
+
+static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n) {
+    uint32_t *head = malloc(((size_t)1 << HBITS) * sizeof *head);
+    uint32_t *chain = malloc((size_t)WINDOW * sizeof *chain);
+    tdx_buf chunk = {0};
+    tdx_rans_enc rc;
+    tdx_rans_enc_init(&rc);
+    int rc2 = head && chain ? 0 : -1;
+    /* Positions are stored + 1 (0: none). */
+    if (head) memset(head, 0, ((size_t)1 << HBITS) * sizeof *head);
+    uint64_t total = n ? off[n] - off[0] : 0, nchunks = 0;
+    for (uint64_t i = 0; i < n;) {
+        uint64_t j = i;
+        while (j < n && (j == i || off[j] - off[i] < CHUNK_BYTES)) j++;
+        nchunks++;
+        i = j;
+    }
+    rc2 |= put_uv(out, total);
+    rc2 |= put_uv(out, nchunks);
+    const uint8_t *base = total ? bytes + off[0] : bytes;
+    for (uint64_t i = 0; i < n && !rc2;) {
+        uint64_t j = i;
+        while (j < n && (j == i || off[j] - off[i] < CHUNK_BYTES)) j++;
+        if (tdx_rans_enc_reset(&rc, C_COUNT)) {
+            rc2 = -1;
+            break;
+        }
+        for (uint64_t k = i; k < j && !rc2; k++) {
+            size_t pos = (size_t)(off[k] - off[0]), len = (size_t)(off[k + 1] - off[k]);
+            const uint8_t *s = base + pos;
+            /* At most: length, and per byte a literal or a run + match (3 symbols). */
+            if (tdx_rans_enc_reserve(&rc, 3 * len + 4, 0)) {
+                rc2 = -1;
+                break;
+            }
+            put_uint(&rc, L_LEN, C_LEN, len);
+            size_t lit = 0, x = 0;
+            int after = 0;
+            while (x + MINMATCH <= len) {
+                /* The longest match among the last DEPTH positions with the same hash. */
+                uint32_t h = hash4(s + x);
+                size_t cand = head[h], ml = 0, best = 0;
+                size_t at = pos + x;
+                chain[at & (WINDOW - 1)] = (uint32_t)cand;
+                head[h] = (uint32_t)(at + 1);
+                for (int dpt = 0; dpt < DEPTH && cand && at + 1 - cand <= WINDOW - 1; dpt++) {
+                    const uint8_t *c = base + cand - 1;
+                    /* Only a candidate that beats the best so far at its last byte can win. */
+                    if (x + ml < len && c[ml] == s[x + ml]) {
+                        size_t l = 0;
+                        while (x + l < len && c[l] == s[x + l]) l++;
+                        if (l > ml) ml = l, best = cand;
+                    }
+                    cand = chain[(cand - 1) & (WINDOW - 1)];
+                }
+                /* Worth it when the literals would cost more than the match (about 4 bits a
+                 * literal against a distance's size class and bits). */
+                size_t dist = at - (best - 1);
+                if (ml < MINMATCH || 4 * ml < (size_t)(64 - __builtin_clzll(dist)) + 8) {
+                    x++;
+                    continue;
+                }
+                put_lits(&rc, s, lit, x, after);
+                put_uint(&rc, L_OFF, C_OFF, dist - 1);
+                put_uint(&rc, L_MLEN, C_MLEN, ml - MINMATCH);
+                /* Index the matched text too, so later strings find their most recent copy. */
+                for (size_t y = x + 1; y < x + ml && y + MINMATCH <= len; y++) {
+                    uint32_t hy = hash4(s + y);
+                    chain[(pos + y) & (WINDOW - 1)] = head[hy];
+                    head[hy] = (uint32_t)(pos + y + 1);
+                }
+                x += ml;
+                lit = x;
+                after = 1;
+            }
+            put_lits(&rc, s, lit, len, after);
+        }
+        chunk.n = 0;
+        if (rc2 || tdx_rans_enc_finish(&rc, &chunk)) {
+            rc2 = -1;
+            break;
+        }
+        rc2 |= put_uv(out, j - i);
+        rc2 |= put_uv(out, chunk.n);
+        rc2 |= tdx_buf_append(out, chunk.v, chunk.n);
+        i = j;
+    }
+    free(head);
+    free(chain);
+    tdx_vec_free(&chunk);
+    tdx_rans_enc_free(&rc);
+    return rc2 ? -1 : 0;
+}
+
+static int get_uv(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+    int k = tdx_uvarint(*p, end, v);
+    if (k < 0) return -1;
+    *p += k;
+    return 0;
+}
+
+static int stored(const uint8_t *p, const uint8_t *end, uint64_t n, tdx_str *strs) {
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t l;
+        if (get_uv(&p, end, &l) || l > UINT32_MAX) return -1;
+        strs[i].n = (uint32_t)l;
+        sum += l;
+        if (sum > (uint64_t)(end - p)) return -1;
+    }
+    if (sum != (uint64_t)(end - p)) return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        strs[i].p = p;
+        p += strs[i].n;
+    }
+    return 0;
+}
+
+int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, tdx_str *strs, int *oom) {
+    const uint8_t *end = p + len;
+    uint64_t total, nchunks;
+    *oom = 0;
+    if (len < 1) return -1;
+    if (*p++ == 0) return stored(p, end, n, strs);
+    if (p[-1] != 1) return -1;
+    if (get_uv(&p, end, &total) || get_uv(&p, end, &nchunks) || nchunks > n || total / MAXRATIO > len)
+        return -1;
+    uint8_t *buf = tdx_arena_alloc(a, total ? (size_t)total : 1);
+    if (!buf) return *oom = 1, -1;
+    tdx_rans_dec d;
+    tdx_rans_dec_init(&d);
+    size_t fill = 0;
+    uint64_t done = 0;
+    int rc = -1;
+    for (uint64_t c = 0; c < nchunks; c++) {
+        uint64_t ns, clen;
+        if (get_uv(&p, end, &ns) || get_uv(&p, end, &clen) || ns > n - done || clen > (uint64_t)(end - p))
+            goto out;
+        if (tdx_rans_dec_start(&d, C_COUNT, p, (size_t)clen)) goto out;
+        p += clen;
+        for (uint64_t k = 0; k < ns; k++) {
+            uint64_t sl = get_uint(&d, L_LEN, C_LEN);
+            if (sl > total - fill || sl > UINT32_MAX) goto out;
+            uint8_t *s = buf + fill;
+            size_t x = 0;
+            int after = 0;
+            for (;;) {
+                uint64_t run = get_uint(&d, L_LEN, C_RUN + after);
+                if (run > sl - x) goto out;
+                for (uint64_t r = 0; r < run; r++, x++) s[x] = (uint8_t)tdx_rans_get(&d, L_LIT, C_LIT + lit_ctx(s, x));
+                if (x == sl) break;
+                uint64_t dist = get_uint(&d, L_OFF, C_OFF) + 1, ml = get_uint(&d, L_MLEN, C_MLEN) + MINMATCH;
+                if (dist > fill + x || ml > sl - x) goto out;
+                /* Byte by byte: the copy may overlap what it produces. */
+                const uint8_t *from = s + x - dist;
+                for (uint64_t r = 0; r < ml; r++) s[x + r] = from[r];
+                x += (size_t)ml;
+                after = 1;
+            }
+            if (d.bad) goto out;
+            strs[done + k] = (tdx_str){s, (uint32_t)sl};
+            fill += (size_t)sl;
+        }
+        if (!tdx_rans_dec_ok(&d)) goto out;
+        done += ns;
+    }
+    if (done != n || fill != total || p != end) goto out;
+    rc = 0;
+out:
+    tdx_rans_dec_free(&d);
+    return rc;
+}
