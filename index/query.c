@@ -20,6 +20,7 @@
 
 #include "index/evcodec.h"
 #include "index/format.h"
+#include "index/sumindex.h"
 #include "index/summary.h"
 #include "index/vevser.h"
 #include "index/viewgen.h"
@@ -288,7 +289,8 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     if (go_window) {
         uint64_t len;
         const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);
-        if (!p || tdx_summary_load(&q.sum, p, (size_t)len, err)) goto out;
+        if (!p || tdx_sumindex_load(p, (size_t)len, ix->sec[TDX_SEC_SUMMARY].off, &vq, &q.sum, err))
+            goto out;
         q.have_sum = true;
     }
     if (tdx_viewgen_resolve(&vq, &q.sum, t0, tend, nevents, &q.res, err)) goto out;

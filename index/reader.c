@@ -13,6 +13,8 @@
 #include <xxhash.h>
 
 #include "evcodec.h"
+#include "sumindex.h"
+#include "strpack.h"
 #include "viewsec.h"
 #include "writer.h"
 
@@ -62,22 +64,19 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     uint64_t n, len;
     const uint8_t *p;
     tdx_gen *g = &ix->tabs;
-    /* STRINGS */
+    /* STRINGS: count, then the strings packed (strpack.c), unpacked here once */
     if (!(p = tdx_index_section(ix, TDX_SEC_STRINGS, &len, err))) return -1;
     if (len < 8) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     n = tdx_rd64(p);
-    if (n >= UINT32_MAX || (len - 8) / 8 < n + 1) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
-    const uint8_t *bytes = p + 8 + 8 * (n + 1);
-    uint64_t blen = len - 8 - 8 * (n + 1);
+    /* Every string takes at least a symbol: a count beyond the section's bits is damage. */
+    if (n == 0 || n >= UINT32_MAX || n > (len - 8) * 8) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     if (tdx_vec_reserve(&g->strings, n)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t a = tdx_rd64(p + 8 + 8 * i), b = tdx_rd64(p + 16 + 8 * i);
-        if (a > b || b > blen || b - a > UINT32_MAX)
-            return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
-        g->strings.v[i] = (tdx_str){bytes + a, (uint32_t)(b - a)};
-    }
+    int oom;
+    if (tdx_strpack_decode(p + 8, len - 8, n, &g->arena, g->strings.v, &oom))
+        return oom ? tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory")
+                   : corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+    if (g->strings.v[0].n != 0) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     g->strings.n = n;
-    if (n == 0) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     /* FRAMES */
     if (!(p = tdx_index_section(ix, TDX_SEC_FRAMES, &len, err))) return -1;
     if (len < 8) return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
@@ -156,6 +155,14 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
                         "index format version %u is newer than this traceidx reads (%d): upgrade traceidx "
                         "or rebuild the index with this one",
                         v, TDX_IDX_VERSION);
+    }
+    if (ix->version >= 1 && ix->version < TDX_IDX_VERSION) {
+        /* Older layouts encode events, strings and the summary differently; nothing reads them. */
+        uint32_t v = ix->version;
+        tdx_index_close(ix);
+        return tdx_errf(err, TDX_EINDEX, H_VERSION,
+                        "index format version %u is older than this traceidx reads (%d): rebuild the index", v,
+                        TDX_IDX_VERSION);
     }
     if (XXH3_64bits(h, H_HEADER_HASH) != tdx_rd64(h + H_HEADER_HASH) || ix->version == 0) {
         tdx_index_close(ix);
@@ -311,6 +318,11 @@ int tdx_index_verify(tdx_index *ix, tdx_err *err) {
     }
     for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE; k++)
         if (ix->sec[k].present && verify_view(ix, k, err)) return -1;
+    if (ix->sec[TDX_SEC_SUMMARY].present) { /* blocked: it checks its own blocks */
+        uint64_t len;
+        const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);
+        if (!p || tdx_sumindex_verify(p, (size_t)len, ix->sec[TDX_SEC_SUMMARY].off, err)) return -1;
+    }
     tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
     if (!buf) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     int rc = 0;

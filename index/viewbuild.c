@@ -30,6 +30,7 @@
 #include "index/evcodec.h"
 #include "index/format.h"
 #include "index/jsonout.h"
+#include "index/sumindex.h"
 #include "index/summary.h"
 #include "index/vevser.h"
 #include "index/viewgen.h"
@@ -670,9 +671,13 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     st->ranges = nr;
     if (rc) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_RANGES, r.v, r.n, err)) goto fail;
+    /* SUMMARY is blocked: a query checks only the blocks it reads (index/sumindex.c). */
     r.n = 0;
-    if (tdx_summary_save(&w0->sum, &r) || w0->sum.oom) goto oom;
-    if (tdx_iwriter_section(iw, TDX_SEC_SUMMARY, r.v, r.n, err)) goto fail;
+    uint64_t soff;
+    if (w0->sum.oom) goto oom;
+    if (tdx_sumindex_save(&w0->sum, &r, err) || tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
+        tdx_iwriter_stream_put(iw, r.v, r.n, &soff, err) || tdx_iwriter_stream_end(iw, err))
+        goto fail;
     r.n = 0;
     if (tdx_vgstore_save(&sh->store, &r)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_VGSTORE, r.v, r.n, err)) goto fail;

@@ -1,0 +1,1063 @@
+/* sumindex.c: the SUMMARY section (layout in docs/index-format.md).
+ *
+ * Seven tables, each a run of records sorted by key, cut into blocks of at most 64 records (and,
+ * for keyed tables, about 4 KiB) with a directory entry per block: the block's first key, where it
+ * is, its XXH3, and a check hash over the entry itself. A lookup binary-searches the directory
+ * (checking each entry it reads), checks the one block it lands on and decodes records from the
+ * block's start, so a query reads O(log n + answer) bytes and hashes only what it decodes. Values
+ * inside a block are delta-coded against the previous record; nothing crosses a block boundary.
+ *
+ * Three dictionaries ("shapes") hold the few distinct (entry function, PC) pairs of goroutines and
+ * (type, start stack, end stack) triples of tasks and regions, most frequent first; records refer
+ * to them by ordinal. What no query reads is not stored: the event index of each unblock edge
+ * (an index is built from a valid trace, so every edge counts) and the stack of a task's first
+ * log (only its time and goroutine orient a task query). */
+#include "sumindex.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "core/hmap.h"
+#include "index/format.h"
+#include "index/viewgen_ser.h"
+
+#define SUM_MAGIC "TDXSUMB1"
+#define BLOCK_RECS 64
+#define BLOCK_BYTES 4096
+#define KEY_SIGN (1ull << 63) /* signed ids map to keys that sort as unsigned */
+#define GREF_MAX 15           /* region goroutines coded as an index into the task's first 15 */
+
+enum { T_GOROUTINES, T_EDGES, T_TASKS, T_TASKX, T_GSHAPES, T_TSHAPES, T_RSHAPES, T_COUNT };
+
+/* Header: magic, the summary's scalar fields, one record per table, XXH3 of what precedes. */
+enum { TR_NREC = 0, TR_NBLOCKS = 8, TR_DIR = 16, TR_DATA = 24, TR_DATALEN = 32, TR_SIZE = 40 };
+enum { SH_MAGIC = 0, SH_FIELDS = 8, SH_NFIELDS = 8, SH_TABLES = 72,
+       SH_HASH = SH_TABLES + T_COUNT * TR_SIZE, SH_SIZE = SH_HASH + 8 };
+/* Directory entry: first key, offset in the table's data, length, check, XXH3 of the block. */
+enum { DE_KEY = 0, DE_OFF = 8, DE_LEN = 16, DE_CHECK = 20, DE_HASH = 24, DE_SIZE = 32 };
+
+static bool dense(int t) { return t >= T_GSHAPES; }
+
+static uint32_t entry_check(int t, uint64_t k, const uint8_t *e) {
+    uint8_t x[DE_SIZE];
+    memcpy(x, e, DE_SIZE);
+    memset(x + DE_CHECK, 0, 4);
+    return (uint32_t)XXH3_64bits_withSeed(x, DE_SIZE, (uint64_t)t << 56 ^ k);
+}
+
+/* Exact wrapping differences (any int64 pair round-trips). */
+static int64_t zdiff(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static int64_t zadd(int64_t a, int64_t d) { return (int64_t)((uint64_t)a + (uint64_t)d); }
+
+/* Time deltas are stored divided by the record's granule: GRAN when every one of them is a
+ * multiple of it (trace clocks usually tick in 64 ns), else 1. */
+#define GRAN 64
+static bool on_gran(int64_t d) { return d % GRAN == 0; }
+static int64_t ungran(int64_t v, int64_t gran) { return (int64_t)((uint64_t)v * (uint64_t)gran); }
+
+typedef struct shape {
+    uint32_t name, a; /* a: start stack (tasks, regions) */
+    uint64_t b;       /* end stack (tasks, regions) or PC (goroutines) */
+} shape;
+
+/* ==== writer ==== */
+
+typedef struct tabw {
+    int t;
+    tdx_buf dir, data;
+    uint64_t nrec, nblocks;
+    size_t start; /* the open block's first byte */
+    uint32_t nin; /* its records (0: no block open) */
+    uint64_t key, prev;
+    int err; /* 1: memory, 2: a block too large to frame */
+} tabw;
+
+static void tw_close(tabw *w) {
+    if (!w->nin) return;
+    size_t len = w->data.n - w->start;
+    if (len > UINT32_MAX) {
+        w->err = 2;
+        return;
+    }
+    uint8_t e[DE_SIZE];
+    tdx_le64(e + DE_KEY, w->key);
+    tdx_le64(e + DE_OFF, w->start);
+    tdx_le32(e + DE_LEN, (uint32_t)len);
+    tdx_le64(e + DE_HASH, XXH3_64bits(w->data.v + w->start, len));
+    tdx_le32(e + DE_CHECK, entry_check(w->t, w->nblocks, e));
+    if (tdx_buf_append(&w->dir, e, DE_SIZE)) w->err = 1;
+    w->nblocks++;
+    w->nin = 0;
+}
+
+/* Starts a record with key `key` (ascending); returns true when it opens a block (delta chains
+ * restart there). */
+static bool tw_record(tabw *w, uint64_t key) {
+    if (w->nin == BLOCK_RECS || (w->nin && !dense(w->t) && w->data.n - w->start >= BLOCK_BYTES))
+        tw_close(w);
+    bool fresh = w->nin == 0;
+    if (fresh) {
+        w->start = w->data.n;
+        w->key = key;
+    } else if (!dense(w->t) && tdx_ser_u(&w->data, key - w->prev - 1)) {
+        w->err = 1;
+    }
+    w->prev = key;
+    w->nin++;
+    w->nrec++;
+    return fresh;
+}
+
+static void tw_u(tabw *w, uint64_t v) {
+    if (tdx_ser_u(&w->data, v)) w->err = 1;
+}
+static void tw_i(tabw *w, int64_t v) {
+    if (tdx_ser_i(&w->data, v)) w->err = 1;
+}
+
+/* ---- shape dictionaries ---- */
+
+typedef struct shapeset {
+    TDX_VEC(shape) v;
+    TDX_VEC(uint64_t) count;
+    uint32_t *slots; /* open addressing: provisional id + 1 */
+    size_t mask;
+    uint32_t *rank; /* provisional id -> ordinal (most frequent first) */
+} shapeset;
+
+static size_t shape_hash(shape s) {
+    return (size_t)tdx_hash64(s.b ^ tdx_hash64((uint64_t)s.name << 32 | s.a));
+}
+
+static void shapes_free(shapeset *d) {
+    tdx_vec_free(&d->v);
+    tdx_vec_free(&d->count);
+    free(d->slots);
+    free(d->rank);
+}
+
+static int shapes_grow(shapeset *d) {
+    size_t cap = d->mask ? (d->mask + 1) * 2 : 256;
+    uint32_t *s = calloc(cap, sizeof *s);
+    if (!s) return -1;
+    for (size_t i = 0; i < d->v.n; i++) {
+        size_t j = shape_hash(d->v.v[i]) & (cap - 1);
+        while (s[j]) j = (j + 1) & (cap - 1);
+        s[j] = (uint32_t)i + 1;
+    }
+    free(d->slots);
+    d->slots = s;
+    d->mask = cap - 1;
+    return 0;
+}
+
+/* The provisional id of s (counted once more); UINT32_MAX on memory exhaustion. */
+static uint32_t shapes_add(shapeset *d, shape s) {
+    if ((d->v.n + 1) * 2 > (d->mask ? d->mask + 1 : 0) && shapes_grow(d)) return UINT32_MAX;
+    size_t j = shape_hash(s) & d->mask;
+    for (; d->slots[j]; j = (j + 1) & d->mask) {
+        const shape *o = &d->v.v[d->slots[j] - 1];
+        if (o->name == s.name && o->a == s.a && o->b == s.b) {
+            d->count.v[d->slots[j] - 1]++;
+            return d->slots[j] - 1;
+        }
+    }
+    if (d->v.n >= UINT32_MAX - 1 || tdx_vec_push(&d->v, s) || tdx_vec_push(&d->count, 1))
+        return UINT32_MAX;
+    d->slots[j] = (uint32_t)d->v.n;
+    return (uint32_t)(d->v.n - 1);
+}
+
+typedef struct keyed {
+    uint64_t key, key2;
+    uint32_t idx;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->key2 != y->key2) return x->key2 < y->key2 ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Most frequent first (ties: first seen first), then the table. */
+static int shapes_write(shapeset *d, tabw *w) {
+    keyed *o = malloc((d->v.n ? d->v.n : 1) * sizeof *o);
+    d->rank = malloc((d->v.n ? d->v.n : 1) * sizeof *d->rank);
+    if (!o || !d->rank) {
+        free(o);
+        return -1;
+    }
+    for (size_t i = 0; i < d->v.n; i++) o[i] = (keyed){UINT64_MAX - d->count.v[i], 0, (uint32_t)i};
+    qsort(o, d->v.n, sizeof *o, cmp_keyed);
+    for (size_t i = 0; i < d->v.n; i++) {
+        const shape *s = &d->v.v[o[i].idx];
+        d->rank[o[i].idx] = (uint32_t)i;
+        tw_record(w, i);
+        tw_u(w, s->name);
+        tw_u(w, s->a);
+        tw_u(w, s->b);
+    }
+    free(o);
+    return 0;
+}
+
+/* ---- the tables ---- */
+
+typedef struct sumw {
+    const tdx_summary *s;
+    tabw t[T_COUNT];
+    shapeset gsh, tsh, rsh;
+    uint32_t *gshape, *tshape, *rshape; /* provisional shape ids per record */
+    tdx_buf scratch;
+} sumw;
+
+static shape ev_shape(uint32_t name, const tdx_sumev *a, const tdx_sumev *b) {
+    return (shape){name, a->stack, b->stack};
+}
+
+static int collect_shapes(sumw *w) {
+    const tdx_summary *s = w->s;
+    w->gshape = malloc((s->gs.n ? s->gs.n : 1) * sizeof *w->gshape);
+    w->tshape = malloc((s->tasks.n ? s->tasks.n : 1) * sizeof *w->tshape);
+    w->rshape = malloc((s->regions.n ? s->regions.n : 1) * sizeof *w->rshape);
+    if (!w->gshape || !w->tshape || !w->rshape) return -1;
+    for (size_t i = 0; i < s->gs.n; i++) {
+        shape sh = {s->gs.v[i].name, 0, s->gs.v[i].pc};
+        if ((w->gshape[i] = shapes_add(&w->gsh, sh)) == UINT32_MAX) return -1;
+    }
+    for (size_t i = 0; i < s->tasks.n; i++) {
+        const tdx_sumtask *t = &s->tasks.v[i];
+        if ((w->tshape[i] = shapes_add(&w->tsh, ev_shape(t->name, &t->start, &t->end))) == UINT32_MAX)
+            return -1;
+    }
+    for (size_t i = 0; i < s->regions.n; i++) {
+        const tdx_sumregion *r = &s->regions.v[i];
+        if ((w->rshape[i] = shapes_add(&w->rsh, ev_shape(r->name, &r->start, &r->end))) == UINT32_MAX)
+            return -1;
+    }
+    return shapes_write(&w->gsh, &w->t[T_GSHAPES]) || shapes_write(&w->tsh, &w->t[T_TSHAPES]) ||
+                   shapes_write(&w->rsh, &w->t[T_RSHAPES])
+               ? -1
+               : 0;
+}
+
+/* GOROUTINES, by id: u = has start | has end << 1 | granule 64 << 2 | shape << 3; creation
+ * (delta to the previous record's, or to t0), [start - creation], [end - (start or creation)]. */
+static int write_goroutines(sumw *w) {
+    const tdx_summary *s = w->s;
+    tabw *tw = &w->t[T_GOROUTINES];
+    keyed *o = malloc((s->gs.n ? s->gs.n : 1) * sizeof *o);
+    if (!o) return -1;
+    for (size_t i = 0; i < s->gs.n; i++) o[i] = (keyed){(uint64_t)s->gs.v[i].id ^ KEY_SIGN, 0, (uint32_t)i};
+    qsort(o, s->gs.n, sizeof *o, cmp_keyed);
+    int64_t prev = 0;
+    for (size_t i = 0; i < s->gs.n; i++) {
+        const tdx_sumg *g = &s->gs.v[o[i].idx];
+        if (tw_record(tw, o[i].key)) prev = s->t0;
+        int64_t d[3] = {zdiff(g->creation, prev), g->start ? zdiff(g->start, g->creation) : 0,
+                        g->end ? zdiff(g->end, g->start ? g->start : g->creation) : 0};
+        int64_t gran = on_gran(d[0]) && on_gran(d[1]) && on_gran(d[2]) ? GRAN : 1;
+        tw_u(tw, (uint64_t)(g->start != 0) | (uint64_t)(g->end != 0) << 1 | (uint64_t)(gran > 1) << 2 |
+                     (uint64_t)w->gsh.rank[w->gshape[o[i].idx]] << 3);
+        tw_i(tw, d[0] / gran);
+        if (g->start) tw_i(tw, d[1] / gran);
+        if (g->end) tw_i(tw, d[2] / gran);
+        prev = g->creation;
+    }
+    free(o);
+    return 0;
+}
+
+/* EDGES, by operand: operator count, then the distinct operators ascending: the first relative
+ * to the operand, the others as gaps - 1. */
+static int write_edges(sumw *w) {
+    const tdx_summary *s = w->s;
+    tabw *tw = &w->t[T_EDGES];
+    size_t n = s->edge_a.n < s->edge_b.n ? s->edge_a.n : s->edge_b.n;
+    keyed *o = malloc((n ? n : 1) * sizeof *o);
+    if (!o) return -1;
+    for (size_t i = 0; i < n; i++)
+        o[i] = (keyed){(uint64_t)s->edge_b.v[i] ^ KEY_SIGN, (uint64_t)s->edge_a.v[i] ^ KEY_SIGN, 0};
+    qsort(o, n, sizeof *o, cmp_keyed);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1, cnt = 1;
+        for (; j < n && o[j].key == o[i].key; j++) cnt += o[j].key2 != o[j - 1].key2;
+        tw_record(tw, o[i].key);
+        tw_u(tw, cnt);
+        int64_t b = (int64_t)(o[i].key ^ KEY_SIGN);
+        tw_i(tw, zdiff((int64_t)(o[i].key2 ^ KEY_SIGN), b));
+        for (size_t k = i + 1; k < j; k++)
+            if (o[k].key2 != o[k - 1].key2) tw_u(tw, o[k].key2 - o[k - 1].key2 - 1);
+        i = j;
+    }
+    free(o);
+    return 0;
+}
+
+/* TASKS, by id: u = start | end << 1 | parent << 2 | end g differs << 3 | granule 64 << 4 |
+ * children << 5; shape; [start time and goroutine, deltas to the previous record's event], [end
+ * time (to the start), end goroutine (to the start's, when it differs)], [parent id - id],
+ * children ids (deltas from the id, in order). */
+static void write_task(sumw *w, tabw *tw, const tdx_sumtask *t, uint32_t ti, int64_t *pt, int64_t *pg) {
+    const tdx_summary *s = w->s;
+    bool sp = t->start.present, ep = t->end.present, par = t->parent != TDX_SUM_NONE;
+    bool gd = sp && ep && t->end.g != t->start.g;
+    int64_t ds = sp ? zdiff(t->start.time, *pt) : 0, de = ep ? zdiff(t->end.time, sp ? t->start.time : *pt) : 0;
+    int64_t gran = on_gran(ds) && on_gran(de) ? GRAN : 1;
+    tw_u(tw, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)par << 2 | (uint64_t)gd << 3 |
+                 (uint64_t)(gran > 1) << 4 | (uint64_t)t->children.n << 5);
+    tw_u(tw, w->tsh.rank[w->tshape[ti]]);
+    if (sp) {
+        tw_i(tw, ds / gran);
+        tw_i(tw, zdiff(t->start.g, *pg));
+        *pt = t->start.time;
+        *pg = t->start.g;
+    }
+    if (ep) {
+        tw_i(tw, de / gran);
+        if (!sp || gd) tw_i(tw, zdiff(t->end.g, *pg));
+        if (!sp) {
+            *pt = t->end.time;
+            *pg = t->end.g;
+        }
+    }
+    if (par) tw_i(tw, zdiff((int64_t)s->tasks.v[t->parent].id, (int64_t)t->id));
+    int64_t prev = (int64_t)t->id;
+    for (size_t k = 0; k < t->children.n; k++) {
+        int64_t c = (int64_t)s->tasks.v[t->children.v[k]].id;
+        tw_i(tw, zdiff(c, prev));
+        prev = c;
+    }
+}
+
+/* TASKX, by id, only tasks with logs, goroutines or regions: uvarint length of the rest << 1 |
+ * granule 64 (of every time delta in the record); nlogs,
+ * [first log time (to the task's start, else t0) and goroutine (to the start's, else 0)];
+ * goroutines (count, deltas from that goroutine); regions (count; each: u = start | end << 1 |
+ * end g differs << 2 | goroutine ref << 3, shape, [start time], [end time], [goroutine],
+ * [end goroutine - start goroutine]). Region times are deltas to the previous region's (first:
+ * the task's start, else t0), an end to its own start when present; the goroutine ref is 1 + its
+ * index in the task's first GREF_MAX goroutines, or 0 for a delta to the previous region's. */
+static int put_time(tdx_buf *b, int64_t d, int64_t gran, bool *exact) {
+    if (d % gran) *exact = false;
+    return tdx_ser_i(b, d / gran);
+}
+
+static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumtask *t, int64_t gran, bool *exact) {
+    const tdx_summary *s = w->s;
+    int64_t bt = t->start.present ? t->start.time : s->t0, bg = t->start.present ? t->start.g : 0;
+    int rc = tdx_ser_u(b, t->nlogs);
+    if (t->nlogs)
+        rc |= put_time(b, zdiff(t->first_log.time, bt), gran, exact) | tdx_ser_i(b, zdiff(t->first_log.g, bg));
+    rc |= tdx_ser_u(b, t->goroutines.n);
+    int64_t prev = bg;
+    for (size_t k = 0; k < t->goroutines.n; k++) {
+        rc |= tdx_ser_i(b, zdiff(t->goroutines.v[k], prev));
+        prev = t->goroutines.v[k];
+    }
+    rc |= tdx_ser_u(b, t->regions.n);
+    int64_t pt = bt, pg = bg;
+    for (size_t k = 0; k < t->regions.n && !rc; k++) {
+        uint32_t ri = t->regions.v[k];
+        const tdx_sumregion *r = &s->regions.v[ri];
+        if (r->task != t->id) return -2;
+        bool sp = r->start.present, ep = r->end.present, gd = sp && ep && r->end.g != r->start.g;
+        int64_t g = sp ? r->start.g : r->end.g;
+        uint64_t ref = 0;
+        for (size_t j = 0; j < t->goroutines.n && j < GREF_MAX && (sp || ep); j++)
+            if (t->goroutines.v[j] == g) {
+                ref = j + 1;
+                break;
+            }
+        rc |= tdx_ser_u(b, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)gd << 2 | ref << 3);
+        rc |= tdx_ser_u(b, w->rsh.rank[w->rshape[ri]]);
+        if (sp) rc |= put_time(b, zdiff(r->start.time, pt), gran, exact);
+        if (ep) rc |= put_time(b, zdiff(r->end.time, sp ? r->start.time : pt), gran, exact);
+        if ((sp || ep) && !ref) rc |= tdx_ser_i(b, zdiff(g, pg));
+        if (gd) rc |= tdx_ser_i(b, zdiff(r->end.g, r->start.g));
+        if (sp || ep) {
+            pt = sp ? r->start.time : r->end.time;
+            pg = g;
+        }
+    }
+    return rc ? -1 : 0;
+}
+
+static int write_tasks(sumw *w) {
+    const tdx_summary *s = w->s;
+    tabw *tw = &w->t[T_TASKS], *xw = &w->t[T_TASKX];
+    keyed *o = malloc((s->tasks.n ? s->tasks.n : 1) * sizeof *o);
+    if (!o) return -1;
+    for (size_t i = 0; i < s->tasks.n; i++) o[i] = (keyed){s->tasks.v[i].id, 0, (uint32_t)i};
+    qsort(o, s->tasks.n, sizeof *o, cmp_keyed);
+    int64_t pt = 0, pg = 0;
+    int rc = 0;
+    for (size_t i = 0; i < s->tasks.n && !rc; i++) {
+        const tdx_sumtask *t = &s->tasks.v[o[i].idx];
+        if (i && o[i].key == o[i - 1].key) {
+            rc = -2;
+            break;
+        }
+        if (tw_record(tw, t->id)) pt = s->t0, pg = 0;
+        write_task(w, tw, t, o[i].idx, &pt, &pg);
+        if (!t->nlogs && !t->goroutines.n && !t->regions.n) continue;
+        bool exact = true;
+        w->scratch.n = 0;
+        rc = write_taskx(w, &w->scratch, t, GRAN, &exact);
+        if (!rc && !exact) {
+            w->scratch.n = 0;
+            rc = write_taskx(w, &w->scratch, t, 1, &exact);
+        }
+        if (rc) break;
+        tw_record(xw, t->id);
+        tw_u(xw, (uint64_t)w->scratch.n << 1 | exact);
+        if (tdx_buf_append(&xw->data, w->scratch.v, w->scratch.n)) rc = -1;
+    }
+    free(o);
+    return rc;
+}
+
+static void sumw_free(sumw *w) {
+    for (int i = 0; i < T_COUNT; i++) {
+        tdx_vec_free(&w->t[i].dir);
+        tdx_vec_free(&w->t[i].data);
+    }
+    shapes_free(&w->gsh);
+    shapes_free(&w->tsh);
+    shapes_free(&w->rsh);
+    free(w->gshape);
+    free(w->tshape);
+    free(w->rshape);
+    tdx_vec_free(&w->scratch);
+}
+
+static int assemble(const tdx_summary *s, sumw *w, tdx_buf *out) {
+    uint8_t h[SH_SIZE];
+    memset(h, 0, sizeof h);
+    memcpy(h + SH_MAGIC, SUM_MAGIC, 8);
+    uint64_t f[SH_NFIELDS] = {s->nevents,          (uint64_t)s->t0,        (uint64_t)s->last_ts,
+                              (uint64_t)s->sync_ts, s->valid_events,        (uint64_t)s->valid_end,
+                              (uint64_t)s->max_proc, (uint64_t)s->valid_max_proc};
+    for (int i = 0; i < SH_NFIELDS; i++) tdx_le64(h + SH_FIELDS + 8 * i, f[i]);
+    uint64_t off = SH_SIZE;
+    for (int i = 0; i < T_COUNT; i++) {
+        uint8_t *r = h + SH_TABLES + i * TR_SIZE;
+        tdx_le64(r + TR_NREC, w->t[i].nrec);
+        tdx_le64(r + TR_NBLOCKS, w->t[i].nblocks);
+        tdx_le64(r + TR_DIR, off);
+        off += w->t[i].dir.n;
+        tdx_le64(r + TR_DATA, off);
+        tdx_le64(r + TR_DATALEN, w->t[i].data.n);
+        off += w->t[i].data.n;
+    }
+    tdx_le64(h + SH_HASH, XXH3_64bits(h, SH_HASH));
+    if (tdx_vec_reserve(out, out->n + off) || tdx_buf_append(out, h, sizeof h)) return -1;
+    for (int i = 0; i < T_COUNT; i++)
+        if (tdx_buf_append(out, w->t[i].dir.v, w->t[i].dir.n) ||
+            tdx_buf_append(out, w->t[i].data.v, w->t[i].data.n))
+            return -1;
+    return 0;
+}
+
+int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err) {
+    sumw w;
+    memset(&w, 0, sizeof w);
+    w.s = s;
+    for (int i = 0; i < T_COUNT; i++) w.t[i].t = i;
+    int rc = collect_shapes(&w);
+    if (!rc) rc = write_goroutines(&w);
+    if (!rc) rc = write_edges(&w);
+    if (!rc) rc = write_tasks(&w);
+    for (int i = 0; i < T_COUNT && !rc; i++) {
+        tw_close(&w.t[i]);
+        if (w.t[i].err) rc = w.t[i].err == 2 ? -2 : -1;
+    }
+    if (!rc) rc = assemble(s, &w, out);
+    sumw_free(&w);
+    if (rc == -2)
+        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
+                        "internal error: the goroutine/task summary is inconsistent or too large to index");
+    if (rc) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return 0;
+}
+
+/* ==== reader ==== */
+
+typedef struct tab {
+    uint64_t nrec, nblocks, datalen;
+    const uint8_t *dir, *data;
+    uint8_t *checked; /* bitmap of blocks whose hash matched (allocated on first use) */
+} tab;
+
+typedef struct rd {
+    const uint8_t *p;
+    size_t n;
+    uint64_t base;
+    tdx_err *err;
+    uint64_t nstr, nnodes;
+    int64_t t0;
+    tab t[T_COUNT];
+    tdx_hmap shape_blk[3]; /* dictionary block -> its first slot in shapes */
+    TDX_VEC(shape) shapes;
+    TDX_VEC(int64_t) ids; /* scratch: children or operators of the record being decoded */
+} rd;
+
+static int corrupt(rd *r, const void *at) {
+    uint64_t off = (const uint8_t *)at >= r->p && (const uint8_t *)at <= r->p + r->n
+                       ? r->base + (uint64_t)((const uint8_t *)at - r->p)
+                       : r->base;
+    return tdx_errf(r->err, TDX_EINDEX, off,
+                    "index section SUMMARY is corrupt (checksum or structure mismatch): rebuild it "
+                    "with `traceidx build`");
+}
+
+static int nomem(rd *r) { return tdx_errf(r->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory"); }
+
+static void rd_free(rd *r) {
+    for (int i = 0; i < T_COUNT; i++) free(r->t[i].checked);
+    for (int i = 0; i < 3; i++) tdx_hmap_free(&r->shape_blk[i]);
+    tdx_vec_free(&r->shapes);
+    tdx_vec_free(&r->ids);
+}
+
+static int rd_open(rd *r, const uint8_t *p, size_t n, uint64_t base, tdx_err *err) {
+    memset(r, 0, sizeof *r);
+    r->p = p;
+    r->n = n;
+    r->base = base;
+    r->err = err;
+    if (n < SH_SIZE || memcmp(p + SH_MAGIC, SUM_MAGIC, 8) != 0 ||
+        XXH3_64bits(p, SH_HASH) != tdx_rd64(p + SH_HASH))
+        return corrupt(r, p);
+    r->t0 = (int64_t)tdx_rd64(p + SH_FIELDS + 8);
+    for (int i = 0; i < T_COUNT; i++) {
+        const uint8_t *h = p + SH_TABLES + i * TR_SIZE;
+        tab *t = &r->t[i];
+        t->nrec = tdx_rd64(h + TR_NREC);
+        t->nblocks = tdx_rd64(h + TR_NBLOCKS);
+        uint64_t dir = tdx_rd64(h + TR_DIR), data = tdx_rd64(h + TR_DATA);
+        t->datalen = tdx_rd64(h + TR_DATALEN);
+        if (dir > n || t->nblocks > (n - dir) / DE_SIZE || data > n || t->datalen > n - data ||
+            t->nrec > t->datalen || (t->nrec == 0) != (t->nblocks == 0) || t->nblocks > t->nrec ||
+            (dense(i) && t->nblocks != (t->nrec + BLOCK_RECS - 1) / BLOCK_RECS))
+            return corrupt(r, h);
+        t->dir = p + dir;
+        t->data = p + data;
+    }
+    return 0;
+}
+
+/* Block k of table ti, checked: its bytes in *d and its first key. */
+static int block(rd *r, int ti, uint64_t k, tdx_deser *d, uint64_t *key) {
+    tab *t = &r->t[ti];
+    if (k >= t->nblocks) return corrupt(r, t->dir);
+    const uint8_t *e = t->dir + k * DE_SIZE;
+    if (tdx_rd32(e + DE_CHECK) != entry_check(ti, k, e)) return corrupt(r, e);
+    uint64_t off = tdx_rd64(e + DE_OFF), len = tdx_rd32(e + DE_LEN);
+    if (off > t->datalen || len > t->datalen - off || len == 0) return corrupt(r, e);
+    if (!t->checked && !(t->checked = calloc((size_t)(t->nblocks + 7) / 8, 1))) return nomem(r);
+    if (!(t->checked[k / 8] >> (k % 8) & 1)) {
+        if (XXH3_64bits(t->data + off, (size_t)len) != tdx_rd64(e + DE_HASH)) return corrupt(r, t->data + off);
+        t->checked[k / 8] |= (uint8_t)(1u << (k % 8));
+    }
+    *d = (tdx_deser){t->data + off, t->data + off + len, 0};
+    *key = tdx_rd64(e + DE_KEY);
+    return 0;
+}
+
+/* The block of keyed table ti that would hold `want` (*k = nblocks when none can). */
+static int seek(rd *r, int ti, uint64_t want, uint64_t *k) {
+    tab *t = &r->t[ti];
+    uint64_t lo = 0, hi = t->nblocks;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        const uint8_t *e = t->dir + mid * DE_SIZE;
+        if (tdx_rd32(e + DE_CHECK) != entry_check(ti, mid, e)) return corrupt(r, e);
+        if (tdx_rd64(e + DE_KEY) <= want) lo = mid + 1;
+        else hi = mid;
+    }
+    *k = lo ? lo - 1 : t->nblocks;
+    return 0;
+}
+
+/* A position inside a block: the key of the record about to be decoded. */
+typedef struct cur {
+    tdx_deser d;
+    uint64_t key;
+    bool started, dense;
+} cur;
+
+/* Steps to the next record (false at the block's end). */
+static bool cur_next(cur *c) {
+    if (c->d.bad || c->d.p >= c->d.end) return false;
+    if (c->started) c->key += c->dense ? 1 : tdx_deser_u(&c->d) + 1;
+    c->started = true;
+    return !c->d.bad;
+}
+
+/* Record decoders: each consumes one record's body at c (setting c->d.bad on malformed bytes)
+ * and keeps its delta chains in ctx. */
+typedef int (*rec_fn)(rd *r, cur *c, void *ctx);
+
+/* Finds the record with key `want` in keyed table ti: every earlier record of its block goes
+ * through `skip` (which advances the delta chains in ctx), the record itself through `take`;
+ * *found tells whether it exists. */
+static int find(rd *r, int ti, uint64_t want, rec_fn skip, rec_fn take, void *ctx, bool *found) {
+    *found = false;
+    uint64_t k = 0;
+    if (seek(r, ti, want, &k)) return -1;
+    if (k == r->t[ti].nblocks) return 0;
+    cur c = {.dense = false};
+    if (block(r, ti, k, &c.d, &c.key)) return -1;
+    const uint8_t *at = c.d.p;
+    while (cur_next(&c)) {
+        at = c.d.p;
+        if (c.key > want) return 0;
+        if (c.key == want) {
+            if (take(r, &c, ctx)) return -1;
+            if (c.d.bad) return corrupt(r, at);
+            *found = true;
+            return 0;
+        }
+        if (skip(r, &c, ctx)) return -1;
+    }
+    return c.d.bad ? corrupt(r, at) : 0;
+}
+
+/* ---- shapes ---- */
+
+static int shape_block(rd *r, int ti, uint64_t b, uint32_t *slot) {
+    tdx_hmap *m = &r->shape_blk[ti - T_GSHAPES];
+    uint32_t v = tdx_hmap_get(m, b);
+    if (v != TDX_HMAP_EMPTY) {
+        *slot = v;
+        return 0;
+    }
+    cur c = {.dense = true};
+    if (block(r, ti, b, &c.d, &c.key)) return -1;
+    if (c.key != b * BLOCK_RECS) return corrupt(r, r->t[ti].dir + b * DE_SIZE);
+    uint64_t want = r->t[ti].nrec - c.key < BLOCK_RECS ? r->t[ti].nrec - c.key : BLOCK_RECS;
+    size_t first = r->shapes.n;
+    if (first >= UINT32_MAX - BLOCK_RECS) return nomem(r);
+    const uint8_t *at = c.d.p;
+    for (uint64_t i = 0; i < want; i++) {
+        shape s;
+        s.name = tdx_deser_u32(&c.d, r->nstr);
+        uint64_t lim = ti == T_GSHAPES ? 1 : r->nnodes;
+        s.a = tdx_deser_u32(&c.d, lim);
+        s.b = tdx_deser_u(&c.d);
+        if (ti != T_GSHAPES && s.b >= r->nnodes) c.d.bad = 1;
+        if (c.d.bad) return corrupt(r, at);
+        if (tdx_vec_push(&r->shapes, s)) return nomem(r);
+    }
+    if (c.d.p != c.d.end) return corrupt(r, at);
+    if (tdx_hmap_put(m, b, (uint32_t)first)) return nomem(r);
+    *slot = (uint32_t)first;
+    return 0;
+}
+
+static int shape_get(rd *r, int ti, uint64_t k, const void *at, shape *out) {
+    if (k >= r->t[ti].nrec) return corrupt(r, at);
+    uint32_t slot = 0;
+    if (shape_block(r, ti, k / BLOCK_RECS, &slot)) return -1;
+    *out = r->shapes.v[slot + k % BLOCK_RECS];
+    return 0;
+}
+
+/* ---- goroutines ---- */
+
+typedef struct grec {
+    int64_t prev; /* creation of the previous record (delta chain) */
+    uint64_t shape;
+    tdx_sumg g;
+} grec;
+
+static int dec_goroutine(rd *r, cur *c, void *ctx) {
+    grec *x = ctx;
+    uint64_t u = tdx_deser_u(&c->d);
+    int64_t gran = u & 4 ? GRAN : 1;
+    memset(&x->g, 0, sizeof x->g);
+    x->g.id = (int64_t)(c->key ^ KEY_SIGN);
+    x->g.creation = zadd(x->prev, ungran(tdx_deser_i(&c->d), gran));
+    if (u & 1) x->g.start = zadd(x->g.creation, ungran(tdx_deser_i(&c->d), gran));
+    if (u & 2) x->g.end = zadd((u & 1) ? x->g.start : x->g.creation, ungran(tdx_deser_i(&c->d), gran));
+    x->shape = u >> 3;
+    x->prev = x->g.creation;
+    /* a stored start or end of 0 would read back as absent: not something the writer makes */
+    if (((u & 1) && x->g.start == 0) || ((u & 2) && x->g.end == 0)) c->d.bad = 1;
+    return 0;
+}
+
+static int find_goroutine(rd *r, int64_t id, tdx_sumg *out, bool *found) {
+    grec x = {.prev = r->t0};
+    if (find(r, T_GOROUTINES, (uint64_t)id ^ KEY_SIGN, dec_goroutine, dec_goroutine, &x, found)) return -1;
+    if (!*found) return 0;
+    shape sh;
+    if (shape_get(r, T_GSHAPES, x.shape, r->t[T_GOROUTINES].dir, &sh)) return -1;
+    *out = x.g;
+    out->name = sh.name;
+    out->pc = sh.b;
+    return 0;
+}
+
+/* ---- edges ---- */
+
+/* Decodes a record's operators into r->ids (keep) or just past them. */
+static int dec_edges(rd *r, cur *c, bool keep) {
+    uint64_t cnt = tdx_deser_u(&c->d);
+    if (cnt == 0 || cnt > (uint64_t)(c->d.end - c->d.p)) return c->d.bad = 1, 0;
+    int64_t a = zadd((int64_t)(c->key ^ KEY_SIGN), tdx_deser_i(&c->d));
+    r->ids.n = 0;
+    for (uint64_t i = 0; i < cnt && !c->d.bad; i++) {
+        if (i) a = zadd(a, (int64_t)(tdx_deser_u(&c->d) + 1));
+        if (keep && tdx_vec_push(&r->ids, a)) return nomem(r);
+    }
+    return 0;
+}
+static int skip_edges(rd *r, cur *c, void *ctx) { return dec_edges(r, c, false); }
+static int take_edges(rd *r, cur *c, void *ctx) { return dec_edges(r, c, true); }
+
+/* Appends the edges (operator, operand) of one operand. */
+static int add_edges(rd *r, tdx_summary *s, int64_t operand) {
+    bool found;
+    if (find(r, T_EDGES, (uint64_t)operand ^ KEY_SIGN, skip_edges, take_edges, NULL, &found)) return -1;
+    for (size_t i = 0; found && i < r->ids.n; i++)
+        if (tdx_vec_push(&s->edge_a, r->ids.v[i]) || tdx_vec_push(&s->edge_b, operand) ||
+            tdx_vec_push(&s->edge_ev, 0))
+            return nomem(r);
+    return 0;
+}
+
+/* G's record, and the edges RelatedGoroutinesV2 walks from G: into G and into its operators. */
+static int load_goroutine(rd *r, tdx_summary *s, int64_t goid) {
+    tdx_sumg g;
+    bool found;
+    if (find_goroutine(r, goid, &g, &found)) return -1;
+    if (!found) return 0;
+    if (tdx_vec_push(&s->gs, g) || tdx_hmap_put(&s->g_idx, (uint64_t)goid, (uint32_t)(s->gs.n - 1)))
+        return nomem(r);
+    if (add_edges(r, s, goid)) return -1;
+    size_t nfirst = s->edge_a.n;
+    for (size_t i = 0; i < nfirst; i++)
+        if (s->edge_a.v[i] != goid && add_edges(r, s, s->edge_a.v[i])) return -1;
+    return 0;
+}
+
+/* ---- tasks ---- */
+
+typedef struct trec {
+    int64_t pt, pg; /* delta chains: the previous record's event time and goroutine */
+    uint64_t shape;
+    bool has_parent;
+    uint64_t parent;
+    tdx_sumev start, end;
+} trec;
+
+static int dec_task(rd *r, cur *c, trec *x, bool keep) {
+    tdx_deser *d = &c->d;
+    uint64_t u = tdx_deser_u(d);
+    bool sp = u & 1, ep = u & 2, gd = u & 8;
+    int64_t gran = u & 16 ? GRAN : 1;
+    uint64_t nch = u >> 5;
+    x->has_parent = u & 4;
+    x->shape = tdx_deser_u(d);
+    memset(&x->start, 0, sizeof x->start);
+    memset(&x->end, 0, sizeof x->end);
+    if (sp) {
+        x->pt = x->start.time = zadd(x->pt, ungran(tdx_deser_i(d), gran));
+        x->pg = x->start.g = zadd(x->pg, tdx_deser_i(d));
+        x->start.present = true;
+    }
+    if (ep) {
+        x->end.time = zadd(x->pt, ungran(tdx_deser_i(d), gran));
+        x->end.g = !sp || gd ? zadd(x->pg, tdx_deser_i(d)) : x->pg;
+        x->end.present = true;
+        if (!sp) x->pt = x->end.time, x->pg = x->end.g;
+    }
+    if (x->has_parent) x->parent = (uint64_t)zadd((int64_t)c->key, tdx_deser_i(d));
+    if (nch > (uint64_t)(d->end - d->p) || nch > r->t[T_TASKS].nrec) return d->bad = 1, 0;
+    r->ids.n = 0;
+    int64_t prev = (int64_t)c->key;
+    for (uint64_t i = 0; i < nch && !d->bad; i++) {
+        prev = zadd(prev, tdx_deser_i(d));
+        if (keep && tdx_vec_push(&r->ids, prev)) return nomem(r);
+    }
+    return 0;
+}
+static int skip_task(rd *r, cur *c, void *ctx) { return dec_task(r, c, ctx, false); }
+static int take_task(rd *r, cur *c, void *ctx) { return dec_task(r, c, ctx, true); }
+
+static int skip_taskx(rd *r, cur *c, void *ctx) {
+    uint64_t len = tdx_deser_u(&c->d) >> 1;
+    if (len > (uint64_t)(c->d.end - c->d.p)) c->d.bad = 1;
+    else c->d.p += len;
+    return 0;
+}
+
+static int dec_regions(rd *r, tdx_deser *d, uint32_t ti, int64_t bt, int64_t bg, int64_t gran,
+                       tdx_summary *s) {
+    tdx_sumtask *t = &s->tasks.v[ti];
+    uint64_t nr = tdx_deser_u(d);
+    if (nr > (uint64_t)(d->end - d->p) / 2) return d->bad = 1, 0;
+    int64_t pt = bt, pg = bg;
+    for (uint64_t k = 0; k < nr && !d->bad; k++) {
+        const uint8_t *at = d->p;
+        uint64_t u = tdx_deser_u(d), sh = tdx_deser_u(d), ref = u >> 3;
+        bool sp = u & 1, ep = u & 2, gd = u & 4;
+        tdx_sumregion reg;
+        memset(&reg, 0, sizeof reg);
+        reg.task = t->id;
+        if (sp) reg.start.time = zadd(pt, ungran(tdx_deser_i(d), gran));
+        if (ep) reg.end.time = zadd(sp ? reg.start.time : pt, ungran(tdx_deser_i(d), gran));
+        int64_t g = 0;
+        if ((sp || ep) && !ref) g = zadd(pg, tdx_deser_i(d));
+        if (ref) {
+            if (ref > t->goroutines.n || !(sp || ep)) return d->bad = 1, 0;
+            g = t->goroutines.v[ref - 1];
+        }
+        reg.start.present = sp;
+        reg.end.present = ep;
+        if (sp) reg.start.g = g;
+        if (ep) reg.end.g = gd ? zadd(g, tdx_deser_i(d)) : g;
+        if ((gd && !(sp && ep)) || d->bad) return d->bad = 1, 0;
+        if (sp || ep) pt = sp ? reg.start.time : reg.end.time, pg = g;
+        shape shp;
+        if (shape_get(r, T_RSHAPES, sh, at, &shp)) return -1;
+        reg.name = shp.name;
+        reg.start.stack = sp ? shp.a : 0;
+        reg.end.stack = ep ? (uint32_t)shp.b : 0;
+        if ((!sp && shp.a) || (!ep && shp.b)) return d->bad = 1, 0;
+        if (s->regions.n >= UINT32_MAX - 1 || tdx_vec_push(&s->regions, reg) ||
+            tdx_vec_push(&s->tasks.v[ti].regions, (uint32_t)(s->regions.n - 1)))
+            return nomem(r);
+        t = &s->tasks.v[ti];
+    }
+    return 0;
+}
+
+/* A TASKX record goes into task ti of s (whose start is its chains' base). */
+typedef struct xctx {
+    tdx_summary *s;
+    uint32_t ti;
+} xctx;
+
+static int take_taskx(rd *r, cur *c, void *ctx) {
+    xctx *x = ctx;
+    tdx_summary *s = x->s;
+    uint64_t lg = tdx_deser_u(&c->d), len = lg >> 1;
+    int64_t gran = lg & 1 ? GRAN : 1;
+    if (c->d.bad || len > (uint64_t)(c->d.end - c->d.p)) return c->d.bad = 1, 0;
+    tdx_deser d = {c->d.p, c->d.p + len, 0};
+    c->d.p += len;
+    tdx_sumtask *t = &s->tasks.v[x->ti];
+    int64_t bt = t->start.present ? t->start.time : r->t0, bg = t->start.present ? t->start.g : 0;
+    t->nlogs = tdx_deser_u(&d);
+    if (t->nlogs) {
+        t->first_log.time = zadd(bt, ungran(tdx_deser_i(&d), gran));
+        t->first_log.g = zadd(bg, tdx_deser_i(&d));
+        t->first_log.present = true;
+    }
+    uint64_t ng = tdx_deser_u(&d);
+    if (ng > (uint64_t)(d.end - d.p)) return c->d.bad = 1, 0;
+    int64_t g = bg;
+    for (uint64_t i = 0; i < ng && !d.bad; i++) {
+        g = zadd(g, tdx_deser_i(&d));
+        if (tdx_vec_push(&t->goroutines, g)) return nomem(r);
+    }
+    if (!d.bad && dec_regions(r, &d, x->ti, bt, bg, gran, s)) return -1;
+    if (d.bad || d.p != d.end) c->d.bad = 1;
+    return 0;
+}
+
+static int new_task(rd *r, tdx_summary *s, uint64_t id) {
+    tdx_sumtask t;
+    memset(&t, 0, sizeof t);
+    t.id = id;
+    t.parent = TDX_SUM_NONE;
+    if (s->tasks.n >= UINT32_MAX - 1 || tdx_vec_push(&s->tasks, t) ||
+        tdx_hmap_put(&s->t_idx, id, (uint32_t)(s->tasks.n - 1)))
+        return nomem(r);
+    return 0;
+}
+
+/* Fills task i (already added with its id) from its TASKS record; *found = false when absent.
+ * Children not seen yet are added (to be filled in turn); *parent gets the parent id. */
+static int fill_task(rd *r, tdx_summary *s, uint32_t i, bool *found, bool *has_parent,
+                     uint64_t *parent) {
+    trec x = {.pt = r->t0};
+    uint64_t id = s->tasks.v[i].id;
+    if (find(r, T_TASKS, id, skip_task, take_task, &x, found)) return -1;
+    if (!*found) return 0;
+    shape sh;
+    if (shape_get(r, T_TSHAPES, x.shape, r->t[T_TASKS].dir, &sh)) return -1;
+    if ((!x.start.present && sh.a) || (!x.end.present && sh.b)) return corrupt(r, r->t[T_TASKS].dir);
+    tdx_sumtask *t = &s->tasks.v[i];
+    t->name = sh.name;
+    t->start = x.start;
+    t->start.stack = sh.a;
+    t->end = x.end;
+    t->end.stack = (uint32_t)sh.b;
+    *has_parent = x.has_parent;
+    *parent = x.parent;
+    for (size_t k = 0; k < r->ids.n; k++) {
+        uint64_t cid = (uint64_t)r->ids.v[k];
+        uint32_t ci = tdx_hmap_get(&s->t_idx, cid);
+        if (ci == TDX_HMAP_EMPTY) {
+            if (new_task(r, s, cid)) return -1;
+            ci = (uint32_t)(s->tasks.n - 1);
+        }
+        if (tdx_vec_push(&s->tasks.v[i].children, ci)) return nomem(r);
+    }
+    return 0;
+}
+
+/* Task `id`, its descendants (breadth first; the order of the task list comes from the children
+ * lists, not from these indexes) and, for parents outside that set, records with just their id. */
+static int load_tasks(rd *r, tdx_summary *s, uint64_t id, bool extras) {
+    TDX_VEC(uint64_t) parents = {0}; /* per loaded task: parent id, whether it has one */
+    int rc = -1;
+    if (new_task(r, s, id)) goto out;
+    for (size_t i = 0; i < s->tasks.n; i++) {
+        bool found = false, hp = false;
+        uint64_t pid = 0;
+        if (fill_task(r, s, (uint32_t)i, &found, &hp, &pid)) goto out;
+        if (!found) {
+            if (i == 0) { /* an unknown task: resolve reports it */
+                rc = 0;
+                tdx_vec_free(&s->tasks.v[0].children);
+                s->tasks.n = 0;
+                tdx_hmap_clear(&s->t_idx);
+                goto out;
+            }
+            corrupt(r, r->t[T_TASKS].dir); /* a child without a record */
+            goto out;
+        }
+        if (tdx_vec_push(&parents, hp ? pid : 0) || tdx_vec_push(&parents, hp)) {
+            nomem(r);
+            goto out;
+        }
+    }
+    size_t nloaded = s->tasks.n;
+    for (size_t i = 0; i < nloaded; i++) {
+        if (!parents.v[2 * i + 1]) continue;
+        uint64_t pid = parents.v[2 * i];
+        uint32_t pi = tdx_hmap_get(&s->t_idx, pid);
+        if (pi == TDX_HMAP_EMPTY) {
+            if (new_task(r, s, pid)) goto out;
+            pi = (uint32_t)(s->tasks.n - 1);
+        }
+        s->tasks.v[i].parent = pi;
+    }
+    for (size_t i = 0; i < nloaded && extras; i++) {
+        xctx x = {s, (uint32_t)i};
+        bool found;
+        if (find(r, T_TASKX, s->tasks.v[i].id, skip_taskx, take_taskx, &x, &found)) goto out;
+    }
+    rc = 0;
+out:
+    tdx_vec_free(&parents);
+    return rc;
+}
+
+static void load_fields(rd *r, tdx_summary *s) {
+    const uint8_t *f = r->p + SH_FIELDS;
+    s->nevents = tdx_rd64(f);
+    s->t0 = (int64_t)tdx_rd64(f + 8);
+    s->last_ts = (int64_t)tdx_rd64(f + 16);
+    s->sync_ts = (int64_t)tdx_rd64(f + 24);
+    s->valid_events = tdx_rd64(f + 32);
+    s->valid_end = (int64_t)tdx_rd64(f + 40);
+    s->max_proc = (int64_t)tdx_rd64(f + 48);
+    s->valid_max_proc = (int64_t)tdx_rd64(f + 56);
+}
+
+int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewquery *q,
+                      tdx_summary *s, tdx_err *err) {
+    rd r;
+    if (rd_open(&r, p, n, base, err)) return -1;
+    r.nstr = tdx_vgstore_nstrings(s->store);
+    r.nnodes = tdx_vgstore_nnodes(s->store);
+    load_fields(&r, s);
+    int rc = 0;
+    if (q->has_goid) rc = load_goroutine(&r, s, (int64_t)q->goid);
+    else if (q->has_focustask) rc = load_tasks(&r, s, q->focustask, false);
+    else if (q->has_taskid) rc = load_tasks(&r, s, q->taskid, true);
+    rd_free(&r);
+    return rc;
+}
+
+/* ---- verification ---- */
+
+static int verify_taskx(rd *r, cur *c, tdx_summary *s) {
+    if (new_task(r, s, c->key)) return -1;
+    xctx x = {s, (uint32_t)(s->tasks.n - 1)};
+    return take_taskx(r, c, &x);
+}
+
+static int verify_record(rd *r, int ti, cur *c, grec *g, trec *t, tdx_summary *scratch) {
+    switch (ti) {
+    case T_GOROUTINES: {
+        dec_goroutine(r, c, g);
+        shape sh;
+        return c->d.bad ? 0 : shape_get(r, T_GSHAPES, g->shape, c->d.p, &sh);
+    }
+    case T_EDGES: return skip_edges(r, c, NULL);
+    case T_TASKS: {
+        if (dec_task(r, c, t, false)) return -1;
+        shape sh;
+        return c->d.bad ? 0 : shape_get(r, T_TSHAPES, t->shape, c->d.p, &sh);
+    }
+    default: return verify_taskx(r, c, scratch);
+    }
+}
+
+static int verify_table(rd *r, int ti, tdx_summary *scratch) {
+    tab *t = &r->t[ti];
+    uint64_t nrec = 0, last = 0;
+    for (uint64_t k = 0; k < t->nblocks; k++) {
+        cur c = {.dense = dense(ti)};
+        if (block(r, ti, k, &c.d, &c.key)) return -1;
+        if (k && c.key <= last) return corrupt(r, t->dir + k * DE_SIZE);
+        grec g = {.prev = r->t0};
+        trec tr = {.pt = r->t0};
+        const uint8_t *at = c.d.p;
+        uint64_t inblock = 0;
+        if (dense(ti)) { /* shape_get decodes and checks the whole block */
+            shape sh;
+            if (shape_get(r, ti, c.key, at, &sh)) return -1;
+            uint64_t left = t->nrec - c.key;
+            nrec += left < BLOCK_RECS ? left : BLOCK_RECS;
+            last = c.key;
+            continue;
+        }
+        while (cur_next(&c)) {
+            if ((inblock && c.key <= last) || inblock == BLOCK_RECS) c.d.bad = 1;
+            at = c.d.p;
+            if (c.d.bad) break;
+            if (verify_record(r, ti, &c, &g, &tr, scratch)) return -1;
+            nrec++;
+            inblock++;
+            last = c.key;
+        }
+        if (c.d.bad) return corrupt(r, at);
+        tdx_summary_free(scratch);
+        tdx_summary_init(scratch, scratch->store);
+    }
+    return nrec == t->nrec ? 0 : corrupt(r, r->p + SH_TABLES + ti * TR_SIZE);
+}
+
+int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, tdx_err *err) {
+    rd r;
+    if (rd_open(&r, p, n, base, err)) return -1;
+    r.nstr = r.nnodes = (uint64_t)UINT32_MAX + 1;
+    tdx_summary scratch;
+    tdx_summary_init(&scratch, NULL);
+    int rc = 0;
+    for (int i = 0; i < T_COUNT && !rc; i++) rc = verify_table(&r, i, &scratch);
+    tdx_summary_free(&scratch);
+    rd_free(&r);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/* sumindex.h: the index's SUMMARY section: Go's trace summary as sorted, blocked tables, so that a
+ * goroutine or task query loads (and checksums) only the records it needs. */
+#ifndef TDX_SUMINDEX_H
+#define TDX_SUMINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/mem.h"
+#include "index/summary.h"
+#include "index/viewgen.h"
+
+/* The section's bytes for a complete summary of the whole trace (layout in
+ * docs/index-format.md). Fails only on memory exhaustion or a record too large to frame. */
+int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err);
+
+/* Fills `s`, freshly initialized over the store the index's ids refer to, with exactly what
+ * tdx_viewgen_resolve and the generator need for query q: the header fields; for a goroutine,
+ * its record and the unblock edges whose operand is it or one of its operators; for a task (focus
+ * or goroutine-oriented), the task and its descendants (task indexes renumbered, children in
+ * their order, the parent of each as at least a record with its id), and for a goroutine-oriented
+ * task query also their logs, goroutine sets and regions. An id the trace does not have is simply
+ * absent (resolve reports it). `base` is the section's file offset, for error messages. */
+int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewquery *q,
+                      tdx_summary *s, tdx_err *err);
+
+/* Checks every checksum and the structure of every record (string and stack ids are checked
+ * against the store when a query loads them). */
+int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, tdx_err *err);
+
+#endif
