@@ -22,11 +22,14 @@ static const char usage_text[] =
     "stop-the-world phases, assists and sweeping, user tasks, regions and logs, CPU samples and\n"
     "deep stacks. A generation per traced second (about 20 MB each). The output depends only on\n"
     "SIZE, seed, version and procs.\n\n"
-    "  --size SIZE     bytes, with an optional suffix k, M, G (or KiB, MiB, GiB): powers of 1024\n"
+    "  --size SIZE     bytes, with an optional suffix k, M, G (or KiB, MiB, GiB): powers of 1024;\n"
+    "                  the trace stops at the first scheduling step past it (the first\n"
+    "                  generation's tables make about 0.5 MB the smallest trace)\n"
     "  --seed N        workload seed (default 1)\n"
     "  --version V     trace format: 22, 23, 25 or 26 (Go 1.22 ... 1.26; default 25)\n"
     "  --procs P       GOMAXPROCS, 1-256 (default 8)\n"
-    "  --gen-ms MS     traced milliseconds per generation, 100-10000 (default 1000)\n"
+    "  --gen-ms MS     traced milliseconds per generation, 25-10000 (default 1000; short\n"
+    "                  generations give small test traces several of them)\n"
     "  -o FILE         output; written to a temporary file in the same directory, then renamed\n"
     "  --quiet         no summary on stderr\n";
 
@@ -38,11 +41,24 @@ static int parse_size(const char *s, uint64_t *out) {
     uint64_t mul = 1;
     if (*end) {
         switch (*end) {
-        case 'k': case 'K': mul = 1ull << 10; break;
-        case 'm': case 'M': mul = 1ull << 20; break;
-        case 'g': case 'G': mul = 1ull << 30; break;
-        case 'b': case 'B': mul = 1; break;
-        default: return -1;
+        case 'k':
+        case 'K':
+            mul = 1ull << 10;
+            break;
+        case 'm':
+        case 'M':
+            mul = 1ull << 20;
+            break;
+        case 'g':
+        case 'G':
+            mul = 1ull << 30;
+            break;
+        case 'b':
+        case 'B':
+            mul = 1;
+            break;
+        default:
+            return -1;
         }
         end++;
         if (*end == 'i' || *end == 'I') end++;
@@ -83,6 +99,11 @@ int main(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
+        } else if (strcmp(a, "--size") && strcmp(a, "--seed") && strcmp(a, "--version") &&
+                   strcmp(a, "--procs") && strcmp(a, "--gen-ms") && strcmp(a, "-o") &&
+                   strcmp(a, "--output")) {
+            fprintf(stderr, "tracegen: unknown argument %s (see --help)\n", a);
+            return 2;
         } else if (!v) {
             fprintf(stderr, "tracegen: %s needs a value (see --help)\n", a);
             return 2;
@@ -111,8 +132,8 @@ int main(int argc, char **argv) {
             }
             i++;
         } else if (!strcmp(a, "--gen-ms")) {
-            if (parse_int(v, 100, 10000, &gen_ms)) {
-                fprintf(stderr, "tracegen: --gen-ms must be 100-10000\n");
+            if (parse_int(v, 25, 10000, &gen_ms)) {
+                fprintf(stderr, "tracegen: --gen-ms must be 25-10000\n");
                 return 2;
             }
             i++;

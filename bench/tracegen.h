@@ -11,10 +11,9 @@
 #include "core/spec.h"
 
 #define TG_NONE UINT64_MAX
-#define TG_FREQ 15625000ull            /* ticks per second: nanotime()/64, as on Linux */
-#define TG_MS (TG_FREQ / 1000)         /* ticks per millisecond */
-#define TG_US_X16(us16) ((us16) / 16) /* rough: 1 tick = 64 ns, so 16 ticks ~ 1 us */
-#define TG_MAXPAY 65536u               /* Go's MaxBatchSize */
+#define TG_FREQ 15625000ull             /* ticks per second: nanotime()/64, as on Linux */
+#define TG_MS (TG_FREQ / 1000)          /* ticks per millisecond */
+#define TG_MAXPAY 65536u                /* Go's MaxBatchSize */
 #define TG_FLUSH_AT (TG_MAXPAY - 1024u) /* the runtime's buffers are a little under 64 KiB */
 #define TG_BUFCAP (TG_MAXPAY + 256u)
 #define TG_GEN_MARGIN 16 /* events this close to a generation start are moved into it */
@@ -39,8 +38,10 @@ static inline uint64_t tg_range(tg_rng *r, uint64_t lo, uint64_t hi) {
     return lo + tg_below(r, (uint32_t)(hi - lo + 1));
 }
 /* True with probability p/65536. */
-static inline bool tg_chance(tg_rng *r, uint32_t p) { return (tg_rand(r) & 0xffff) < p; }
-#define TG_P(x) ((uint32_t)((x) * 65536.0))
+static inline bool tg_chance(tg_rng *r, uint32_t p) {
+    return (tg_rand(r) & 0xffff) < p;
+}
+#define TG_P(x) ((uint32_t)((x)*65536.0))
 
 typedef struct tg_bytes {
     uint8_t *v;
@@ -48,13 +49,31 @@ typedef struct tg_bytes {
 } tg_bytes;
 
 void tg_bytes_reserve(tg_bytes *b, size_t extra);
-void tg_bytes_free(tg_bytes *b);
 void *tg_xmalloc(size_t n);
 void *tg_xcalloc(size_t n, size_t sz);
 void *tg_xrealloc(void *p, size_t n);
 void tg_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 
-static inline uint8_t *tg_uv(uint8_t *p, uint64_t v) {
+/* Minimal uvarint. The short forms are spelled out: each call site mostly sees one length
+ * (deltas: 1 byte, IDs: 2-3, heap sizes and goroutine IDs: 5), so the branches predict. */
+static inline __attribute__((always_inline)) uint8_t *tg_uv(uint8_t *p, uint64_t v) {
+    if (v < 0x80) {
+        p[0] = (uint8_t)v;
+        return p + 1;
+    }
+    if (v < 0x4000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
+    if (v >= 0x10000000 && v < 0x800000000ull) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)((v >> 7) | 0x80);
+        p[2] = (uint8_t)((v >> 14) | 0x80);
+        p[3] = (uint8_t)((v >> 21) | 0x80);
+        p[4] = (uint8_t)(v >> 28);
+        return p + 5;
+    }
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
         v >>= 7;
@@ -67,19 +86,59 @@ static inline uint8_t *tg_uv(uint8_t *p, uint64_t v) {
 
 /* Stack categories: what the leaf frames say the goroutine was doing. */
 enum tg_sk {
-    SK_NET_READ, SK_NET_ACCEPT, SK_NET_BACKEND, SK_CHANRECV, SK_CHANSEND, SK_SELECT, SK_MUTEX,
-    SK_WAITGROUP, SK_COND, SK_SLEEP, SK_ASSIST_WAIT, SK_UNBLOCK_CHAN, SK_UNBLOCK_MUTEX,
-    SK_UNBLOCK_WG, SK_UNBLOCK_COND, SK_SYS_READ, SK_SYS_WRITE, SK_SYS_ACCEPT, SK_SYS_PWRITE,
-    SK_SYS_FSYNC, SK_SYS_MISC, SK_CREATE, SK_PREEMPT, SK_GOSCHED, SK_SWEEP, SK_ASSIST, SK_GCSTART,
-    SK_STW_GC, SK_STW_TERM, SK_TASK, SK_TASKEND, SK_REGION, SK_REGIONEND, SK_LOG, SK_CPU,
-    SK_PROCS, SK_STW_TRACE, SK_PARK, SK_NCAT
+    SK_NET_READ,
+    SK_NET_ACCEPT,
+    SK_NET_BACKEND,
+    SK_CHANRECV,
+    SK_CHANSEND,
+    SK_SELECT,
+    SK_MUTEX,
+    SK_WAITGROUP,
+    SK_COND,
+    SK_SLEEP,
+    SK_ASSIST_WAIT,
+    SK_UNBLOCK_CHAN,
+    SK_UNBLOCK_MUTEX,
+    SK_UNBLOCK_WG,
+    SK_UNBLOCK_COND,
+    SK_SYS_READ,
+    SK_SYS_WRITE,
+    SK_SYS_ACCEPT,
+    SK_SYS_PWRITE,
+    SK_SYS_FSYNC,
+    SK_SYS_MISC,
+    SK_CREATE,
+    SK_PREEMPT,
+    SK_GOSCHED,
+    SK_SWEEP,
+    SK_ASSIST,
+    SK_GCSTART,
+    SK_STW_GC,
+    SK_STW_TERM,
+    SK_TASK,
+    SK_TASKEND,
+    SK_REGION,
+    SK_REGIONEND,
+    SK_LOG,
+    SK_CPU,
+    SK_PROCS,
+    SK_STW_TRACE,
+    SK_PARK,
+    SK_NCAT
 };
 
 /* Code paths a goroutine runs in (its stacks' lower frames). */
-enum tg_path { PATH_HANDLER, PATH_WORKER, PATH_CHILD, PATH_TICKER, PATH_DISK, PATH_ACCEPT,
-               PATH_RUNTIME, PATH_MAIN, PATH_NPATH };
-
-#define TG_VARIANTS 512 /* distinct stacks per (category, path) at most */
+enum tg_path {
+    PATH_HANDLER,
+    PATH_WORKER,
+    PATH_CHILD,
+    PATH_TICKER,
+    PATH_DISK,
+    PATH_ACCEPT,
+    PATH_RUNTIME,
+    PATH_MAIN,
+    PATH_NPATH
+};
 
 typedef struct tg_site {
     uint32_t func; /* index into tg_code.funcs */
@@ -96,34 +155,70 @@ typedef struct tg_func {
 } tg_func;
 
 typedef struct tg_stack {
-    uint32_t first, n; /* frames in tg_code.frames, leaf first */
-    uint32_t id[2];    /* id in the table of generation gen[k & 1] */
+    uint32_t first, n;   /* frames in tg_code.frames, leaf first */
+    uint32_t body, blen; /* its frames, encoded once (tg_code.bodies) */
+    uint32_t sfirst, sn; /* the registry strings its frames name (tg_code.stkstrs), deduplicated */
+    uint32_t id[2];      /* id in the table of generation gen[k & 1] */
     uint64_t gen[2];
 } tg_stack;
 
-/* A (category, path, variant) slot: its stack and that stack's ID in the tables of the (at most
- * two) open generations, kept together so an event's stack costs one cache line. */
+/* A (category, path, variant) slot's stack ID in the tables of the (at most two) open
+ * generations: per parity, (generation & 0xfff) << 20 | ID, 0 = none. Packed small because the
+ * lookup happens for most events and a miss costs more than the rest of the event. */
 typedef struct tg_var {
-    int32_t ki; /* stack catalog index, -1 = not built yet */
-    uint32_t gen[2], id[2];
+    uint32_t tag[2];
 } tg_var;
+#define TG_VTAG(gen) ((uint32_t)((gen)&0xfff) << 20)
 
 typedef struct tg_strent {
     const char *s;
     uint32_t len;
-    uint32_t id[2];
-    uint64_t gen[2];
 } tg_strent;
 
 /* Fixed strings the workload refers to by name. */
 enum tg_str {
-    S_UNSPEC, S_FOREVER, S_NETWORK, S_SELECT, S_COND, S_SYNC, S_CHANSEND, S_CHANRECV,
-    S_ASSISTWAIT, S_SWEEPWAIT, S_SYSWAIT, S_PREEMPTED, S_DEBUGCALL, S_GCWAIT, S_SLEEP, S_GOSCHED,
-    S_STW_TRACE, S_STW_SWEEPTERM, S_STW_MARKTERM, S_LBL_DEDICATED, S_LBL_FRACTIONAL, S_LBL_IDLE,
-    S_TASK_HTTP, S_TASK_GRPC, S_TASK_FANOUT, S_TASK_BATCH,
-    S_RG_HANDLER, S_RG_AUTH, S_RG_DBQUERY, S_RG_REDIS, S_RG_GRPC, S_RG_MARSHAL, S_RG_WORKER,
-    S_RG_PART, S_RG_VALIDATE, S_RG_RENDER,
-    S_LOG_ROUTE, S_LOG_DB, S_LOG_CACHE, S_LOG_USER, S_LOG_METRICS, S_LOG_RETRY,
+    S_UNSPEC,
+    S_FOREVER,
+    S_NETWORK,
+    S_SELECT,
+    S_COND,
+    S_SYNC,
+    S_CHANSEND,
+    S_CHANRECV,
+    S_ASSISTWAIT,
+    S_SWEEPWAIT,
+    S_SYSWAIT,
+    S_PREEMPTED,
+    S_DEBUGCALL,
+    S_GCWAIT,
+    S_SLEEP,
+    S_GOSCHED,
+    S_STW_TRACE,
+    S_STW_SWEEPTERM,
+    S_STW_MARKTERM,
+    S_LBL_DEDICATED,
+    S_LBL_FRACTIONAL,
+    S_LBL_IDLE,
+    S_TASK_HTTP,
+    S_TASK_GRPC,
+    S_TASK_FANOUT,
+    S_TASK_BATCH,
+    S_RG_HANDLER,
+    S_RG_AUTH,
+    S_RG_DBQUERY,
+    S_RG_REDIS,
+    S_RG_GRPC,
+    S_RG_MARSHAL,
+    S_RG_WORKER,
+    S_RG_PART,
+    S_RG_VALIDATE,
+    S_RG_RENDER,
+    S_LOG_ROUTE,
+    S_LOG_DB,
+    S_LOG_CACHE,
+    S_LOG_USER,
+    S_LOG_METRICS,
+    S_LOG_RETRY,
     S_NFIXED
 };
 
@@ -136,12 +231,24 @@ typedef struct tg_code {
     uint32_t nframes, capframes;
     tg_stack *stacks;
     uint32_t nstacks, capstacks;
-    tg_var *var; /* [SK_NCAT][PATH_NPATH][TG_VARIANTS] */
+    tg_var *var;    /* slots: block of nvar[c][p] at voff[c][p] for each (category, path) */
+    int32_t *varki; /* the slot's stack catalog index, -1 = not built yet */
+    uint32_t nvars;
     uint16_t nvar[SK_NCAT][PATH_NPATH];
+    uint32_t voff[SK_NCAT][PATH_NPATH];
     uint32_t start_func[PATH_NPATH]; /* goroutine start functions (GoCreate new_stack) */
     uint32_t newg_stack[PATH_NPATH];
     char *pool; /* storage of generated names */
     size_t pooln, poolcap;
+    /* Every registry string has the fixed ID index + 1 in every generation (each generation's
+     * table holds those it used, taken from strblob at stroff), and only log messages get new
+     * IDs. Stack frames therefore encode the same way in every generation. */
+    tg_bytes strblob;
+    uint32_t *stroff; /* nstrs + 1 offsets into strblob */
+    tg_bytes bodies;
+    uint32_t *stkstrs;
+    uint32_t nstkstrs, capstkstrs;
+    uint32_t *strstamp; /* scratch for deduplicating a stack's strings */
 } tg_code;
 
 /* ---- simulated runtime ---- */
@@ -150,8 +257,19 @@ enum { GS_RUNNABLE = 1, GS_RUNNING = 2, GS_SYSCALL = 3, GS_WAITING = 4, GS_DEAD 
 enum { PS_RUNNING = 1, PS_IDLE = 2, PS_SYSCALL = 3 };
 
 /* Goroutine roles (the workload a goroutine belongs to). */
-enum tg_role { R_HANDLER, R_WORKER, R_CHILD, R_TICKER, R_DISK, R_ACCEPT, R_GCWORKER, R_SWEEPER,
-               R_SCAVENGER, R_IDLE, R_TRACER };
+enum tg_role {
+    R_HANDLER,
+    R_WORKER,
+    R_CHILD,
+    R_TICKER,
+    R_DISK,
+    R_ACCEPT,
+    R_GCWORKER,
+    R_SWEEPER,
+    R_SCAVENGER,
+    R_IDLE,
+    R_TRACER
+};
 
 /* What wakes a waiting goroutine. */
 enum { W_NONE, W_TIMER, W_NET, W_SIGNAL, W_PEER, W_GC };
@@ -165,18 +283,18 @@ typedef struct tg_g {
     uint32_t seq;      /* g_seq within seen_gen */
     uint8_t status, role, phase, wake;
     uint8_t in_assist, nregions, path, variant;
-    uint8_t sigcat;    /* what a W_SIGNAL waiter blocked on (stack category) */
-    int32_t m;         /* thread running it or holding it in a syscall */
-    int32_t peer;      /* goroutine slot waiting on this one (worker -> handler, child -> parent) */
-    int32_t pending;   /* children still running (fan-out), queued jobs (disk writer) */
+    uint8_t sigcat;  /* what a W_SIGNAL waiter blocked on (stack category) */
+    int32_t m;       /* thread running it or holding it in a syscall */
+    int32_t peer;    /* goroutine slot waiting on this one (worker -> handler, child -> parent) */
+    int32_t pending; /* children still running (fan-out), queued jobs (disk writer) */
     uint32_t reqs_left;
-    uint32_t plan;     /* remaining steps of the current request, 3 bits each */
-    uint64_t task;     /* current user task, 0 = none */
-    uint64_t work;     /* remaining CPU ticks of a preempted computation */
+    uint32_t plan; /* remaining steps of the current request, 3 bits each */
+    uint64_t task; /* current user task, 0 = none */
+    uint64_t work; /* remaining CPU ticks of a preempted computation */
     uint64_t rg_task[TG_MAXREGIONS];
     uint8_t rg_name[TG_MAXREGIONS];
-    uint32_t bstk;     /* stack variant slot of its last block + 1 (GoStatusStack), 0 = none */
-    uint64_t period;   /* tickers: their period */
+    uint32_t bstk;   /* stack variant slot of its last block + 1 (GoStatusStack), 0 = none */
+    uint64_t period; /* tickers: their period */
 } tg_g;
 
 #define TG_RUNQ 256
@@ -187,7 +305,7 @@ typedef struct tg_p {
     uint8_t status, in_sweep, reserved;
     uint64_t ded_until; /* runs a dedicated mark worker until then */
     int32_t m;
-    int32_t gcw;     /* this P's GC mark worker goroutine */
+    int32_t gcw; /* this P's GC mark worker goroutine */
     int32_t runnext;
     uint32_t rq_head, rq_tail;
     int32_t rq[TG_RUNQ];
@@ -235,6 +353,7 @@ typedef struct tg_gentab {
     size_t nstr_cut, nstk_cut, ncpu_cut, capstr_cut, capstk_cut, capcpu_cut;
     size_t str_last, stk_last, cpu_last; /* start of the current batch in each table */
     uint32_t next_str, next_stk;
+    uint64_t *strused; /* registry strings this generation used (bitmap) */
     tg_bytes pend; /* full event batches (header + payload) held until the previous gen is out */
     tg_late *late;
     size_t nlate, caplate;
@@ -264,12 +383,12 @@ typedef struct tg_wbucket {
 } tg_wbucket;
 
 typedef struct tg_wheel {
-    tg_wbucket *b;           /* TGW_N buckets; bucket k holds absolute bucket numbers = k mod N */
+    tg_wbucket *b; /* TGW_N buckets; bucket k holds absolute bucket numbers = k mod N */
     uint64_t bits[TGW_N / 64];
-    uint64_t base;           /* no entry lies in an earlier bucket */
-    tg_heap2 far;            /* entries at or beyond base + TGW_N */
+    uint64_t base; /* no entry lies in an earlier bucket */
+    tg_heap2 far;  /* entries at or beyond base + TGW_N */
     uint32_t n;
-    bool min_ok;             /* cached minimum: time, bucket, index */
+    bool min_ok; /* cached minimum: time, bucket, index */
     uint64_t min_t;
     uint32_t min_b, min_i;
 } tg_wheel;
@@ -286,11 +405,11 @@ typedef struct tg_sim {
     tg_code code;
 
     /* time and generations */
-    uint64_t t0;          /* first tick */
-    uint64_t gen;         /* oldest generation not yet written */
-    uint64_t gen_start;   /* start tick of gen */
-    uint64_t gen_next;    /* start tick of gen + 1 */
-    uint64_t gen_next2;   /* start tick of gen + 2 */
+    uint64_t t0;        /* first tick */
+    uint64_t gen;       /* oldest generation not yet written */
+    uint64_t gen_start; /* start tick of gen */
+    uint64_t gen_next;  /* start tick of gen + 1 */
+    uint64_t gen_next2; /* start tick of gen + 2 */
     uint64_t gen_len;
     tg_gentab tab[2];
     uint64_t mono0, wall0; /* clock snapshot bases (ns) */
@@ -310,13 +429,14 @@ typedef struct tg_sim {
     /* scheduler */
     tg_sent *step_heap; /* threads by next-step time */
     uint32_t nstep;
-    int32_t *grq;        /* global run queue (ring) */
+    int32_t *grq; /* global run queue (ring) */
     uint32_t grq_head, grq_tail, grq_cap;
     tg_wheel timers, netready;
-    uint32_t *idle_m;    /* parked M indexes */
+    uint32_t *idle_m; /* parked M indexes */
     uint32_t nidle_m;
     uint32_t nspinning;
-    int32_t netpoll_m;   /* M blocked in netpoll, -1 */
+    uint32_t nfree_p;  /* procs idle and not reserved by a waking thread */
+    int32_t netpoll_m; /* M blocked in netpoll, -1 */
     uint64_t last_netpoll;
     uint64_t sysmon_delay;
     uint32_t sysmon_idle;
@@ -329,14 +449,13 @@ typedef struct tg_sim {
     int32_t disk_g[4];
     uint32_t ndisk;
     int32_t accept_g, sweeper_g;
-    uint32_t accept_backlog;
     uint32_t conns, target_conns;
     uint64_t think_mean; /* ticks between requests on one connection */
 
     /* GC */
-    uint64_t heap_live, heap_alloc, heap_goal;
+    uint64_t heap_live, heap_alloc, heap_goal, gc_trigger;
     uint64_t heap_drop, heap_drop_t; /* freed by the last GC, applied from its GCEnd on */
-    uint64_t gc_seq, gc_gen; /* gc_gen: generation of the last GC event written */
+    uint64_t gc_seq, gc_gen;         /* gc_gen: generation of the last GC event written */
     uint64_t gc_last_t;
     /* gc_marking: a cycle's GCBegin is written and its GCEnd not yet (simulation order). The
      * phases themselves are time windows: threads simulated later may still be earlier in time
@@ -353,7 +472,7 @@ typedef struct tg_sim {
     uint64_t written;
     bool stop;
     uint64_t events; /* statistics */
-    uint64_t end_t; /* last event time written */
+    uint64_t end_t;  /* last event time written */
     uint64_t busy, created, gcs, steals, blocking_syscalls;
     uint64_t gens_written;
 } tg_sim;
@@ -362,7 +481,7 @@ typedef struct tg_sim {
 void tg_code_init(tg_sim *s);
 uint32_t tg_stack_build(tg_sim *s, int cat, int path, uint32_t variant);
 uint32_t tg_vstk_slow(tg_sim *s, uint64_t gen, uint32_t vi);
-uint32_t tg_str_slow(tg_sim *s, uint64_t gen, uint32_t si);
+void tg_code_seal(tg_sim *s);
 uint32_t tg_stk_slow(tg_sim *s, uint64_t gen, uint32_t ki);
 uint32_t tg_str_fresh(tg_sim *s, uint64_t gen, const char *txt, size_t len);
 
@@ -387,11 +506,11 @@ static inline uint64_t tg_gen_of(const tg_sim *s, uint64_t t) {
     return t < s->gen_next ? s->gen : s->gen + 1;
 }
 
-/* The string ID of registry string si in generation gen's table (added on first use). */
+/* The string ID of registry string si (the same in every generation, see tg_code.strblob);
+ * the generation's string table will hold it. */
 static inline uint32_t tg_str(tg_sim *s, uint64_t gen, uint32_t si) {
-    tg_strent *e = &s->code.strs[si];
-    if (e->gen[gen & 1] == gen) return e->id[gen & 1];
-    return tg_str_slow(s, gen, si);
+    s->tab[gen & 1].strused[si >> 6] |= 1ull << (si & 63);
+    return si + 1;
 }
 
 /* The stack ID of catalog stack ki in generation gen's table (added on first use). */
@@ -409,14 +528,21 @@ static inline uint32_t tg_pick(tg_sim *s, int cat, int path, uint32_t bias) {
     uint32_t v = (uint32_t)(((uint64_t)u * u >> 16) * u >> 16);
     v = (uint32_t)(((uint64_t)v * nv) >> 16);
     v = (v + bias) & (nv - 1); /* nv is a power of two */
-    return ((uint32_t)cat * PATH_NPATH + (uint32_t)path) * TG_VARIANTS + v;
+    return s->code.voff[cat][path] + v;
 }
 
 /* The stack ID of variant slot vi in generation gen's table (built and added on first use). */
 static inline uint32_t tg_vstk(tg_sim *s, uint64_t gen, uint32_t vi) {
-    tg_var *v = &s->code.var[vi];
-    if (v->gen[gen & 1] == (uint32_t)gen) return v->id[gen & 1];
+    uint32_t x = s->code.var[vi].tag[gen & 1];
+    if ((x & 0xfff00000u) == TG_VTAG(gen) && x) return x & 0xfffffu;
     return tg_vstk_slow(s, gen, vi);
+}
+
+/* Go 1.23+ writes blocked goroutines' first status with their stack (GoStatusStack): done here
+ * in the first generation, where it shows what was blocked when tracing started. Returns the
+ * stack slot + 1, or 0 for a plain GoStatus. */
+static inline uint32_t tg_late_stack(const tg_sim *s, const tg_g *g, uint64_t gen) {
+    return s->version >= 23 && gen == 1 && g->status == GS_WAITING ? g->bstk : 0;
 }
 
 /* The buffer thread m writes generation gen's events into, flushed when nearly full. */
@@ -434,8 +560,9 @@ static inline tg_buf *tg_mbuf(tg_sim *s, tg_m *m, uint64_t gen, uint64_t t) {
 }
 
 /* Writes one timed event with n arguments after dt; t must be > m's previous event time. */
-static inline void tg_ev(tg_sim *s, tg_m *m, uint64_t t, uint8_t type, int n, uint64_t a0,
-                         uint64_t a1, uint64_t a2, uint64_t a3) {
+static inline __attribute__((always_inline)) void tg_ev(tg_sim *s, tg_m *m, uint64_t t,
+                                                        uint8_t type, int n, uint64_t a0,
+                                                        uint64_t a1, uint64_t a2, uint64_t a3) {
     uint64_t gen = tg_gen_of(s, t);
     tg_buf *b = tg_mbuf(s, m, gen, t);
     uint8_t *p = b->data + b->len;

@@ -45,11 +45,6 @@ void tg_bytes_reserve(tg_bytes *b, size_t extra) {
     b->cap = c;
 }
 
-void tg_bytes_free(tg_bytes *b) {
-    free(b->v);
-    memset(b, 0, sizeof *b);
-}
-
 /* ---- string registry ---- */
 
 static uint32_t str_add(tg_code *c, const char *txt, size_t len) {
@@ -92,15 +87,48 @@ static uint32_t str_fmt(tg_code *c, const char *fmt, ...) {
 
 /* The fixed strings, in enum tg_str order; block reasons are the runtime's own texts. */
 static const char *const fixed_strings[S_NFIXED] = {
-    "unspecified", "forever", "network", "select", "sync.(*Cond).Wait", "sync", "chan send",
-    "chan receive", "GC mark assist wait for work", "GC background sweeper wait",
-    "system goroutine wait", "preempted", "wait for debug call", "wait until GC ends", "sleep",
-    "runtime.Gosched", "start trace", "GC sweep termination", "GC mark termination",
-    "GC (dedicated)", "GC (fractional)", "GC (idle)",
-    "http.request", "grpc.unary", "fanout", "batch.flush",
-    "http.handler", "auth.check", "db.Query", "redis.Get", "grpc.Invoke", "json.Marshal",
-    "worker.process", "fanout.part", "validate", "render",
-    "route", "db", "cache", "user", "metrics", "retry",
+    "unspecified",
+    "forever",
+    "network",
+    "select",
+    "sync.(*Cond).Wait",
+    "sync",
+    "chan send",
+    "chan receive",
+    "GC mark assist wait for work",
+    "GC background sweeper wait",
+    "system goroutine wait",
+    "preempted",
+    "wait for debug call",
+    "wait until GC ends",
+    "sleep",
+    "runtime.Gosched",
+    "start trace",
+    "GC sweep termination",
+    "GC mark termination",
+    "GC (dedicated)",
+    "GC (fractional)",
+    "GC (idle)",
+    "http.request",
+    "grpc.unary",
+    "fanout",
+    "batch.flush",
+    "http.handler",
+    "auth.check",
+    "db.Query",
+    "redis.Get",
+    "grpc.Invoke",
+    "json.Marshal",
+    "worker.process",
+    "fanout.part",
+    "validate",
+    "render",
+    "route",
+    "db",
+    "cache",
+    "user",
+    "metrics",
+    "retry",
 };
 
 /* ---- the program ---- */
@@ -114,28 +142,139 @@ typedef struct known_fn {
 /* Go's own functions that real traces show at the leaves and roots of stacks. The index of each
  * entry is used below through the F_* names. */
 enum {
-    F_GOPARK, F_GOPARKUNLOCK, F_CHANRECV, F_CHANRECV1, F_CHANRECV2, F_CHANSEND, F_CHANSEND1,
-    F_SEND, F_GOREADY, F_READY, F_SELECTGO, F_NETPOLLBLOCK, F_POLLWAIT, F_PD_WAIT, F_PD_WAITREAD,
-    F_PD_WAITWRITE, F_FD_READ, F_FD_WRITE, F_FD_ACCEPT, F_EINTRIO, F_POLL_ACCEPT, F_NETFD_READ,
-    F_NETFD_WRITE, F_NETFD_ACCEPT, F_CONN_READ, F_CONN_WRITE, F_TCPL_ACCEPT, F_TCPL_ACCEPT2,
-    F_BUFIO_FILL, F_BUFIO_PEEK, F_BUFIO_READSLICE, F_BUFIO_FLUSH, F_CONNREADER_READ,
-    F_READREQUEST, F_CONN_SERVE, F_SERVER_SERVE, F_LISTENANDSERVE, F_SERVERHANDLER,
-    F_HANDLERFUNC, F_SERVEMUX, F_FINISHREQUEST, F_TEXTPROTO_READLINE, F_TIME_SLEEP,
-    F_SEMACQMUTEX, F_SEMACQ, F_SEMREL, F_NOTIFYWAIT, F_MUTEX_LOCKSLOW, F_MUTEX_LOCK,
-    F_MUTEX_UNLOCKSLOW, F_MUTEX_UNLOCK, F_WG_WAIT, F_WG_ADD, F_WG_DONE, F_COND_WAIT,
-    F_COND_SIGNAL, F_SEMACQ1, F_SEMREL1, F_MALLOCGC, F_NEWOBJECT, F_MAKESLICE, F_GROWSLICE,
-    F_NEXTFREE, F_REFILL, F_CACHESPAN, F_SWEEP, F_GCSWEEPSPAN, F_ASSISTALLOC, F_ASSISTALLOC1,
-    F_PARKASSIST, F_GCSTART, F_GCMARKDONE, F_BGMARKWORKER, F_STOPTHEWORLD, F_BGSWEEP,
-    F_SCANOBJECT, F_GREYOBJECT, F_MEMMOVE, F_MEMCLR, F_MAPACCESS2, F_MAPASSIGN, F_CONCAT,
-    F_SLICEBYTETOSTRING, F_SYSCALL6, F_SYS_SYSCALL, F_SYS_READ, F_SYS_READ2, F_SYS_WRITE,
-    F_SYS_WRITE2, F_SYS_ACCEPT4, F_SYS_ACCEPT4B, F_SYS_PWRITE, F_SYS_PWRITE2, F_SYS_FSYNC,
-    F_SYS_SETSOCKOPT, F_SYS_SETSOCKOPTINT, F_OS_WRITE, F_OS_WRITE2, F_OS_SYNC, F_OS_WRITEAT,
-    F_JSON_MARSHAL, F_JSON_ENC_MARSHAL, F_JSON_REFLECT, F_JSON_STRUCT, F_JSON_DECODE,
-    F_JSON_OBJECT, F_TLS_READ, F_TLS_READRECORD, F_SHA256_BLOCK, F_GCM_SEAL, F_DEFLATE,
-    F_CTX_DONE, F_CTX_TIMEOUT, F_TRACE_NEWTASK, F_TRACE_STARTREGION, F_TRACE_WITHREGION,
-    F_TRACE_REGIONEND, F_TRACE_LOG, F_TRACE_LOGF, F_TRACE_TASKEND, F_TRACE_START,
-    F_STARTTRACE, F_PPROF_TRACE, F_GOMAXPROCS_EV, F_STARTTHEWORLD, F_MAIN_MAIN, F_MAIN_RUN,
-    F_SIGNAL_LOOP, F_SCAVENGE, F_BGSCAVENGE, F_RUNTIME_MAIN, F_GOEXIT, F_NKNOWN
+    F_GOPARK,
+    F_GOPARKUNLOCK,
+    F_CHANRECV,
+    F_CHANRECV1,
+    F_CHANRECV2,
+    F_CHANSEND,
+    F_CHANSEND1,
+    F_SEND,
+    F_GOREADY,
+    F_READY,
+    F_SELECTGO,
+    F_NETPOLLBLOCK,
+    F_POLLWAIT,
+    F_PD_WAIT,
+    F_PD_WAITREAD,
+    F_PD_WAITWRITE,
+    F_FD_READ,
+    F_FD_WRITE,
+    F_FD_ACCEPT,
+    F_EINTRIO,
+    F_POLL_ACCEPT,
+    F_NETFD_READ,
+    F_NETFD_WRITE,
+    F_NETFD_ACCEPT,
+    F_CONN_READ,
+    F_CONN_WRITE,
+    F_TCPL_ACCEPT,
+    F_TCPL_ACCEPT2,
+    F_BUFIO_FILL,
+    F_BUFIO_PEEK,
+    F_BUFIO_READSLICE,
+    F_BUFIO_FLUSH,
+    F_CONNREADER_READ,
+    F_READREQUEST,
+    F_CONN_SERVE,
+    F_SERVER_SERVE,
+    F_LISTENANDSERVE,
+    F_SERVERHANDLER,
+    F_HANDLERFUNC,
+    F_SERVEMUX,
+    F_FINISHREQUEST,
+    F_TEXTPROTO_READLINE,
+    F_TIME_SLEEP,
+    F_SEMACQMUTEX,
+    F_SEMACQ,
+    F_SEMREL,
+    F_NOTIFYWAIT,
+    F_MUTEX_LOCKSLOW,
+    F_MUTEX_LOCK,
+    F_MUTEX_UNLOCKSLOW,
+    F_MUTEX_UNLOCK,
+    F_WG_WAIT,
+    F_WG_ADD,
+    F_WG_DONE,
+    F_COND_WAIT,
+    F_COND_SIGNAL,
+    F_SEMACQ1,
+    F_SEMREL1,
+    F_MALLOCGC,
+    F_NEWOBJECT,
+    F_MAKESLICE,
+    F_GROWSLICE,
+    F_NEXTFREE,
+    F_REFILL,
+    F_CACHESPAN,
+    F_SWEEP,
+    F_GCSWEEPSPAN,
+    F_ASSISTALLOC,
+    F_ASSISTALLOC1,
+    F_PARKASSIST,
+    F_GCSTART,
+    F_GCMARKDONE,
+    F_BGMARKWORKER,
+    F_STOPTHEWORLD,
+    F_BGSWEEP,
+    F_SCANOBJECT,
+    F_GREYOBJECT,
+    F_MEMMOVE,
+    F_MEMCLR,
+    F_MAPACCESS2,
+    F_MAPASSIGN,
+    F_CONCAT,
+    F_SLICEBYTETOSTRING,
+    F_SYSCALL6,
+    F_SYS_SYSCALL,
+    F_SYS_READ,
+    F_SYS_READ2,
+    F_SYS_WRITE,
+    F_SYS_WRITE2,
+    F_SYS_ACCEPT4,
+    F_SYS_ACCEPT4B,
+    F_SYS_PWRITE,
+    F_SYS_PWRITE2,
+    F_SYS_FSYNC,
+    F_SYS_SETSOCKOPT,
+    F_SYS_SETSOCKOPTINT,
+    F_OS_WRITE,
+    F_OS_WRITE2,
+    F_OS_SYNC,
+    F_OS_WRITEAT,
+    F_JSON_MARSHAL,
+    F_JSON_ENC_MARSHAL,
+    F_JSON_REFLECT,
+    F_JSON_STRUCT,
+    F_JSON_DECODE,
+    F_JSON_OBJECT,
+    F_TLS_READ,
+    F_TLS_READRECORD,
+    F_SHA256_BLOCK,
+    F_GCM_SEAL,
+    F_DEFLATE,
+    F_CTX_DONE,
+    F_CTX_TIMEOUT,
+    F_TRACE_NEWTASK,
+    F_TRACE_STARTREGION,
+    F_TRACE_WITHREGION,
+    F_TRACE_REGIONEND,
+    F_TRACE_LOG,
+    F_TRACE_LOGF,
+    F_TRACE_TASKEND,
+    F_TRACE_START,
+    F_STARTTRACE,
+    F_PPROF_TRACE,
+    F_GOMAXPROCS_EV,
+    F_STARTTHEWORLD,
+    F_MAIN_MAIN,
+    F_MAIN_RUN,
+    F_SIGNAL_LOOP,
+    F_SCAVENGE,
+    F_BGSCAVENGE,
+    F_RUNTIME_MAIN,
+    F_GOEXIT,
+    F_NKNOWN
 };
 
 static const known_fn known[F_NKNOWN] = {
@@ -286,18 +425,22 @@ static const modspec modules[] = {
      "internal/api internal/api/middleware internal/api/v1 internal/api/v2 internal/grpcapi", 0},
     {"github.com/acme/orders", NULL,
      "internal/orders internal/inventory internal/pricing internal/auth internal/billing "
-     "internal/shipping internal/notify internal/search internal/catalog internal/users", 1},
+     "internal/shipping internal/notify internal/search internal/catalog internal/users",
+     1},
     {"github.com/acme/orders", NULL,
      "internal/store internal/store/pg internal/store/redis internal/cache internal/events "
-     "internal/metrics internal/featureflags internal/audit", 2},
+     "internal/metrics internal/featureflags internal/audit",
+     2},
     {"github.com/acme/platform", "v1.42.3",
      "httpx retry ratelimit circuit tracing logging config authz idgen", 2},
     {"github.com/go-chi/chi/v5", "v5.1.0", ". middleware", 1},
     {"google.golang.org/grpc", "v1.64.0",
      ". internal/transport balancer/roundrobin credentials encoding/proto metadata status "
-     "internal/grpcsync", 3},
+     "internal/grpcsync",
+     3},
     {"github.com/jackc/pgx/v5", "v5.6.0", ". pgconn pgtype pgproto3 internal/iobufpool stdlib", 3},
-    {"github.com/redis/go-redis/v9", "v9.5.3", ". internal/pool internal/proto internal/hashtag", 3},
+    {"github.com/redis/go-redis/v9", "v9.5.3", ". internal/pool internal/proto internal/hashtag",
+     3},
     {"go.uber.org/zap", "v1.27.0", ". zapcore internal/bufferpool buffer", 4},
     {"github.com/prometheus/client_golang", "v1.19.1", "prometheus prometheus/promhttp", 4},
     {"go.opentelemetry.io/otel/sdk", "v1.27.0", "trace resource internal/env", 4},
@@ -312,28 +455,30 @@ static const modspec modules[] = {
 };
 
 static const char *const type_words[] = {
-    "Client", "Conn", "Pool", "Server", "Handler", "Store", "Cache", "Encoder", "Decoder",
-    "Reader", "Writer", "Batch", "Tx", "Stmt", "Row", "Codec", "Span", "Tracer", "Limiter",
-    "Router", "Registry", "Counter", "Histogram", "Session", "Stream", "Frame", "Buffer",
-    "Queue", "Scheduler", "Resolver", "Balancer", "Picker", "Transport", "Request", "Response",
-    "Order", "Item", "Price", "Account", "Token", "Policy", "Builder", "Service", "Repo",
-    "Options", "Watcher", "Breaker", "Meter",
+    "Client",    "Conn",    "Pool",     "Server", "Handler",   "Store",    "Cache",     "Encoder",
+    "Decoder",   "Reader",  "Writer",   "Batch",  "Tx",        "Stmt",     "Row",       "Codec",
+    "Span",      "Tracer",  "Limiter",  "Router", "Registry",  "Counter",  "Histogram", "Session",
+    "Stream",    "Frame",   "Buffer",   "Queue",  "Scheduler", "Resolver", "Balancer",  "Picker",
+    "Transport", "Request", "Response", "Order",  "Item",      "Price",    "Account",   "Token",
+    "Policy",    "Builder", "Service",  "Repo",   "Options",   "Watcher",  "Breaker",   "Meter",
 };
 static const char *const verb_words[] = {
-    "Get", "Put", "Do", "Exec", "Query", "QueryRow", "Scan", "Send", "Recv", "Read", "Write",
-    "Flush", "Encode", "Decode", "Marshal", "Unmarshal", "Handle", "ServeHTTP", "Invoke",
-    "NewStream", "Observe", "Inc", "Add", "Lookup", "Resolve", "Pick", "Acquire", "Release",
-    "Begin", "Commit", "Rollback", "Validate", "Authorize", "Compute", "Apply", "Load", "Store",
-    "Update", "Delete", "List", "Fetch", "process", "handle", "run", "dispatch", "encodeField",
-    "parse", "readFrame", "writeFrame", "roundTrip", "withRetry", "checkLimit", "toProto",
-    "fromRow", "buildQuery", "serialize", "finish", "emit", "record", "snapshot",
+    "Get",       "Put",       "Do",         "Exec",        "Query",     "QueryRow",   "Scan",
+    "Send",      "Recv",      "Read",       "Write",       "Flush",     "Encode",     "Decode",
+    "Marshal",   "Unmarshal", "Handle",     "ServeHTTP",   "Invoke",    "NewStream",  "Observe",
+    "Inc",       "Add",       "Lookup",     "Resolve",     "Pick",      "Acquire",    "Release",
+    "Begin",     "Commit",    "Rollback",   "Validate",    "Authorize", "Compute",    "Apply",
+    "Load",      "Store",     "Update",     "Delete",      "List",      "Fetch",      "process",
+    "handle",    "run",       "dispatch",   "encodeField", "parse",     "readFrame",  "writeFrame",
+    "roundTrip", "withRetry", "checkLimit", "toProto",     "fromRow",   "buildQuery", "serialize",
+    "finish",    "emit",      "record",     "snapshot",
 };
 static const char *const file_words[] = {
-    "client", "conn", "pool", "server", "handler", "store", "cache", "encode", "decode", "reader",
-    "writer", "batch", "tx", "stmt", "rows", "codec", "span", "tracer", "limiter", "router",
-    "registry", "metrics", "session", "stream", "frame", "buffer", "queue", "scheduler",
-    "resolver", "balancer", "transport", "request", "response", "types", "util", "options",
-    "errors", "config", "helpers", "service",
+    "client",   "conn",   "pool",    "server",    "handler",  "store",    "cache",     "encode",
+    "decode",   "reader", "writer",  "batch",     "tx",       "stmt",     "rows",      "codec",
+    "span",     "tracer", "limiter", "router",    "registry", "metrics",  "session",   "stream",
+    "frame",    "buffer", "queue",   "scheduler", "resolver", "balancer", "transport", "request",
+    "response", "types",  "util",    "options",   "errors",   "config",   "helpers",   "service",
 };
 #define NELEM(a) (sizeof(a) / sizeof *(a))
 
@@ -381,8 +526,8 @@ static void gen_app(tg_sim *s, uint64_t *pc) {
                              strcmp(pkg, ".") ? "/" : "", strcmp(pkg, ".") ? pkg : "");
                 else
                     snprintf(dir, sizeof dir, "/src/orders%s", imp + strlen(md->path));
-                int nfiles = (int)tg_range(&s->rng, 3, 12);
-                uint32_t files[12];
+                int nfiles = (int)tg_range(&s->rng, 6, 24);
+                uint32_t files[24] = {0};
                 for (int i = 0; i < nfiles; i++) {
                     const char *w = file_words[tg_below(&s->rng, NELEM(file_words))];
                     if (i && tg_chance(&s->rng, TG_P(0.3)))
@@ -391,21 +536,26 @@ static void gen_app(tg_sim *s, uint64_t *pc) {
                     else
                         files[i] = str_fmt(c, "%s/%s%s.go", dir, w, i ? "" : "");
                 }
-                const char *base = strrchr(imp, '/');
-                base = base ? base : imp;
                 int nfn = (int)tg_range(&s->rng, 25, 55);
                 for (int i = 0; i < nfn; i++) {
                     const char *ty = type_words[tg_below(&s->rng, NELEM(type_words))];
                     const char *vb = verb_words[tg_below(&s->rng, NELEM(verb_words))];
                     uint32_t name;
                     switch (tg_below(&s->rng, 6)) {
-                    case 0: name = str_fmt(c, "%s.%s%s", imp, vb, ty); break;
-                    case 1: name = str_fmt(c, "%s.%s.%s", imp, ty, vb); break;
-                    case 2: name = str_fmt(c, "%s.(*%s).%s.func%u", imp, ty, vb,
-                                           (unsigned)tg_range(&s->rng, 1, 4)); break;
-                    default: name = str_fmt(c, "%s.(*%s).%s", imp, ty, vb); break;
+                    case 0:
+                        name = str_fmt(c, "%s.%s%s", imp, vb, ty);
+                        break;
+                    case 1:
+                        name = str_fmt(c, "%s.%s.%s", imp, ty, vb);
+                        break;
+                    case 2:
+                        name = str_fmt(c, "%s.(*%s).%s.func%u", imp, ty, vb,
+                                       (unsigned)tg_range(&s->rng, 1, 4));
+                        break;
+                    default:
+                        name = str_fmt(c, "%s.(*%s).%s", imp, ty, vb);
+                        break;
                     }
-                    (void)base;
                     func_add(s, name, files[tg_below(&s->rng, (uint32_t)nfiles)],
                              (uint32_t)tg_range(&s->rng, 20, 1800), layer, pc);
                 }
@@ -423,35 +573,61 @@ void tg_code_init(tg_sim *s) {
     uint64_t pc = 0x401000;
     for (int i = 0; i < F_NKNOWN; i++) {
         uint32_t name = str_add(c, known[i].name, strlen(known[i].name));
-        uint32_t file = known[i].file[0] == '/'
-                            ? str_add(c, known[i].file, strlen(known[i].file))
-                            : str_fmt(c, GOROOT "%s", known[i].file);
+        uint32_t file = known[i].file[0] == '/' ? str_add(c, known[i].file, strlen(known[i].file))
+                                                : str_fmt(c, GOROOT "%s", known[i].file);
         func_add(s, name, file, (uint32_t)tg_range(&s->rng, 30, 1500), 9, &pc);
     }
     pc = (pc + 0xfffff) & ~(uint64_t)0xfffff;
     gen_app(s, &pc);
     if (c->nfuncs > 8192) tg_die("internal: too many functions");
 
-    size_t nv = (size_t)SK_NCAT * PATH_NPATH * TG_VARIANTS;
-    c->var = tg_xcalloc(nv, sizeof *c->var);
-    for (size_t i = 0; i < nv; i++) c->var[i].ki = -1;
     /* How many distinct stacks each (category, path) pair has: frequent ones more. */
+    uint32_t total = 0;
     for (int k = 0; k < SK_NCAT; k++)
         for (int p = 0; p < PATH_NPATH; p++) {
             uint16_t n = 64; /* powers of two: tg_pick masks instead of dividing */
             switch (k) {
-            case SK_CPU: n = 512; break;
-            case SK_PREEMPT: case SK_SYS_READ: case SK_SYS_WRITE: case SK_CREATE: n = 256; break;
-            case SK_NET_READ: case SK_NET_BACKEND: case SK_CHANRECV: case SK_UNBLOCK_CHAN:
-            case SK_MUTEX: case SK_UNBLOCK_MUTEX: case SK_SELECT: case SK_REGION:
-            case SK_REGIONEND: case SK_LOG: case SK_SWEEP: case SK_ASSIST: n = 128; break;
-            case SK_STW_TRACE: case SK_PROCS: case SK_STW_TERM: n = 2; break;
-            default: break;
+            case SK_CPU:
+                n = 512;
+                break;
+            case SK_PREEMPT:
+            case SK_SYS_READ:
+            case SK_SYS_WRITE:
+            case SK_CREATE:
+                n = 256;
+                break;
+            case SK_NET_READ:
+            case SK_NET_BACKEND:
+            case SK_CHANRECV:
+            case SK_UNBLOCK_CHAN:
+            case SK_MUTEX:
+            case SK_UNBLOCK_MUTEX:
+            case SK_SELECT:
+            case SK_REGION:
+            case SK_REGIONEND:
+            case SK_LOG:
+            case SK_SWEEP:
+            case SK_ASSIST:
+                n = 128;
+                break;
+            case SK_STW_TRACE:
+            case SK_PROCS:
+            case SK_STW_TERM:
+                n = 2;
+                break;
+            default:
+                break;
             }
             if (p == PATH_RUNTIME || p == PATH_MAIN) n = n > 16 ? 16 : n;
             c->nvar[k][p] = n;
+            c->voff[k][p] = total;
+            total += n;
         }
-    static const uint32_t starts[PATH_NPATH] = {F_CONN_SERVE, 0, 0, 0, 0, F_SERVER_SERVE,
+    c->nvars = total;
+    c->var = tg_xcalloc(total, sizeof *c->var);
+    c->varki = tg_xmalloc(total * sizeof *c->varki);
+    for (uint32_t i = 0; i < total; i++) c->varki[i] = -1;
+    static const uint32_t starts[PATH_NPATH] = {F_CONN_SERVE,   0,          0, 0, 0, F_SERVER_SERVE,
                                                 F_BGMARKWORKER, F_MAIN_MAIN};
     for (int p = 0; p < PATH_NPATH; p++) {
         uint32_t f = starts[p];
@@ -470,7 +646,8 @@ void tg_code_init(tg_sim *s) {
             c->frames = tg_xrealloc(c->frames, c->capframes * sizeof *c->frames);
         }
         tg_func *f = &c->funcs[c->start_func[p]];
-        c->frames[c->nframes] = (tg_site){.func = c->start_func[p], .line = f->line, .pc = f->entry};
+        c->frames[c->nframes] =
+            (tg_site){.func = c->start_func[p], .line = f->line, .pc = f->entry};
         tg_stack *k = &c->stacks[c->nstacks];
         memset(k, 0, sizeof *k);
         k->first = c->nframes++;
@@ -480,6 +657,8 @@ void tg_code_init(tg_sim *s) {
 }
 
 /* ---- stacks ---- */
+
+static void stack_body(tg_code *c, tg_stack *k);
 
 typedef struct fbuf {
     uint32_t f[160];
@@ -494,123 +673,248 @@ static void push(fbuf *b, uint32_t f) {
 static void leaf_frames(tg_sim *s, int cat, fbuf *b) {
     tg_rng *r = &s->rng;
     switch (cat) {
-    case SK_NET_READ: case SK_NET_BACKEND:
-        push(b, F_GOPARK); push(b, F_NETPOLLBLOCK); push(b, F_POLLWAIT); push(b, F_PD_WAIT);
-        push(b, F_PD_WAITREAD); push(b, F_FD_READ); push(b, F_NETFD_READ); push(b, F_CONN_READ);
-        if (tg_chance(r, TG_P(0.4))) { push(b, F_TLS_READRECORD); push(b, F_TLS_READ); }
+    case SK_NET_READ:
+    case SK_NET_BACKEND:
+        push(b, F_GOPARK);
+        push(b, F_NETPOLLBLOCK);
+        push(b, F_POLLWAIT);
+        push(b, F_PD_WAIT);
+        push(b, F_PD_WAITREAD);
+        push(b, F_FD_READ);
+        push(b, F_NETFD_READ);
+        push(b, F_CONN_READ);
+        if (tg_chance(r, TG_P(0.4))) {
+            push(b, F_TLS_READRECORD);
+            push(b, F_TLS_READ);
+        }
         if (cat == SK_NET_READ) {
-            push(b, F_CONNREADER_READ); push(b, F_BUFIO_FILL);
+            push(b, F_CONNREADER_READ);
+            push(b, F_BUFIO_FILL);
             push(b, tg_chance(r, TG_P(0.5)) ? F_BUFIO_PEEK : F_BUFIO_READSLICE);
         } else {
             push(b, F_BUFIO_FILL);
         }
         break;
     case SK_NET_ACCEPT:
-        push(b, F_GOPARK); push(b, F_NETPOLLBLOCK); push(b, F_POLLWAIT); push(b, F_PD_WAIT);
-        push(b, F_PD_WAITREAD); push(b, F_FD_ACCEPT); push(b, F_NETFD_ACCEPT);
-        push(b, F_TCPL_ACCEPT); push(b, F_TCPL_ACCEPT2);
+        push(b, F_GOPARK);
+        push(b, F_NETPOLLBLOCK);
+        push(b, F_POLLWAIT);
+        push(b, F_PD_WAIT);
+        push(b, F_PD_WAITREAD);
+        push(b, F_FD_ACCEPT);
+        push(b, F_NETFD_ACCEPT);
+        push(b, F_TCPL_ACCEPT);
+        push(b, F_TCPL_ACCEPT2);
         break;
     case SK_CHANRECV:
-        push(b, F_GOPARK); push(b, F_CHANRECV);
+        push(b, F_GOPARK);
+        push(b, F_CHANRECV);
         push(b, tg_chance(r, TG_P(0.5)) ? F_CHANRECV1 : F_CHANRECV2);
         break;
-    case SK_CHANSEND: push(b, F_GOPARK); push(b, F_CHANSEND); push(b, F_CHANSEND1); break;
-    case SK_SELECT: push(b, F_GOPARK); push(b, F_SELECTGO); break;
+    case SK_CHANSEND:
+        push(b, F_GOPARK);
+        push(b, F_CHANSEND);
+        push(b, F_CHANSEND1);
+        break;
+    case SK_SELECT:
+        push(b, F_GOPARK);
+        push(b, F_SELECTGO);
+        break;
     case SK_MUTEX:
-        push(b, F_GOPARK); push(b, F_GOPARKUNLOCK); push(b, F_SEMACQ1); push(b, F_SEMACQMUTEX);
-        push(b, F_MUTEX_LOCKSLOW); push(b, F_MUTEX_LOCK);
+        push(b, F_GOPARK);
+        push(b, F_GOPARKUNLOCK);
+        push(b, F_SEMACQ1);
+        push(b, F_SEMACQMUTEX);
+        push(b, F_MUTEX_LOCKSLOW);
+        push(b, F_MUTEX_LOCK);
         break;
     case SK_WAITGROUP:
-        push(b, F_GOPARK); push(b, F_GOPARKUNLOCK); push(b, F_SEMACQ1); push(b, F_SEMACQ);
+        push(b, F_GOPARK);
+        push(b, F_GOPARKUNLOCK);
+        push(b, F_SEMACQ1);
+        push(b, F_SEMACQ);
         push(b, F_WG_WAIT);
         break;
     case SK_COND:
-        push(b, F_GOPARK); push(b, F_GOPARKUNLOCK); push(b, F_NOTIFYWAIT); push(b, F_COND_WAIT);
+        push(b, F_GOPARK);
+        push(b, F_GOPARKUNLOCK);
+        push(b, F_NOTIFYWAIT);
+        push(b, F_COND_WAIT);
         break;
-    case SK_SLEEP: push(b, F_TIME_SLEEP); break;
+    case SK_SLEEP:
+        push(b, F_TIME_SLEEP);
+        break;
     case SK_ASSIST_WAIT:
-        push(b, F_GOPARK); push(b, F_PARKASSIST); push(b, F_ASSISTALLOC); push(b, F_MALLOCGC);
+        push(b, F_GOPARK);
+        push(b, F_PARKASSIST);
+        push(b, F_ASSISTALLOC);
+        push(b, F_MALLOCGC);
         push(b, tg_chance(r, TG_P(0.5)) ? F_NEWOBJECT : F_MAKESLICE);
         break;
     case SK_UNBLOCK_CHAN:
-        push(b, F_GOREADY); push(b, F_SEND); push(b, F_CHANSEND); push(b, F_CHANSEND1);
+        push(b, F_GOREADY);
+        push(b, F_SEND);
+        push(b, F_CHANSEND);
+        push(b, F_CHANSEND1);
         break;
     case SK_UNBLOCK_MUTEX:
-        push(b, F_READY); push(b, F_GOREADY); push(b, F_SEMREL1); push(b, F_SEMREL);
-        push(b, F_MUTEX_UNLOCKSLOW); push(b, F_MUTEX_UNLOCK);
+        push(b, F_READY);
+        push(b, F_GOREADY);
+        push(b, F_SEMREL1);
+        push(b, F_SEMREL);
+        push(b, F_MUTEX_UNLOCKSLOW);
+        push(b, F_MUTEX_UNLOCK);
         break;
     case SK_UNBLOCK_WG:
-        push(b, F_READY); push(b, F_GOREADY); push(b, F_SEMREL1); push(b, F_SEMREL);
-        push(b, F_WG_ADD); push(b, F_WG_DONE);
+        push(b, F_READY);
+        push(b, F_GOREADY);
+        push(b, F_SEMREL1);
+        push(b, F_SEMREL);
+        push(b, F_WG_ADD);
+        push(b, F_WG_DONE);
         break;
     case SK_UNBLOCK_COND:
-        push(b, F_READY); push(b, F_GOREADY); push(b, F_COND_SIGNAL);
+        push(b, F_READY);
+        push(b, F_GOREADY);
+        push(b, F_COND_SIGNAL);
         break;
     case SK_SYS_READ:
-        push(b, F_SYSCALL6); push(b, F_SYS_SYSCALL); push(b, F_SYS_READ); push(b, F_SYS_READ2);
-        push(b, F_EINTRIO); push(b, F_FD_READ); push(b, F_NETFD_READ); push(b, F_CONN_READ);
-        if (tg_chance(r, TG_P(0.5))) { push(b, F_CONNREADER_READ); push(b, F_BUFIO_FILL); }
+        push(b, F_SYSCALL6);
+        push(b, F_SYS_SYSCALL);
+        push(b, F_SYS_READ);
+        push(b, F_SYS_READ2);
+        push(b, F_EINTRIO);
+        push(b, F_FD_READ);
+        push(b, F_NETFD_READ);
+        push(b, F_CONN_READ);
+        if (tg_chance(r, TG_P(0.5))) {
+            push(b, F_CONNREADER_READ);
+            push(b, F_BUFIO_FILL);
+        }
         break;
     case SK_SYS_WRITE:
-        push(b, F_SYSCALL6); push(b, F_SYS_SYSCALL); push(b, F_SYS_WRITE); push(b, F_SYS_WRITE2);
-        push(b, F_EINTRIO); push(b, F_FD_WRITE); push(b, F_NETFD_WRITE); push(b, F_CONN_WRITE);
-        if (tg_chance(r, TG_P(0.6))) { push(b, F_BUFIO_FLUSH); push(b, F_FINISHREQUEST); }
+        push(b, F_SYSCALL6);
+        push(b, F_SYS_SYSCALL);
+        push(b, F_SYS_WRITE);
+        push(b, F_SYS_WRITE2);
+        push(b, F_EINTRIO);
+        push(b, F_FD_WRITE);
+        push(b, F_NETFD_WRITE);
+        push(b, F_CONN_WRITE);
+        if (tg_chance(r, TG_P(0.6))) {
+            push(b, F_BUFIO_FLUSH);
+            push(b, F_FINISHREQUEST);
+        }
         break;
     case SK_SYS_ACCEPT:
-        push(b, F_SYSCALL6); push(b, F_SYS_SYSCALL); push(b, F_SYS_ACCEPT4);
-        push(b, F_SYS_ACCEPT4B); push(b, F_POLL_ACCEPT); push(b, F_FD_ACCEPT);
-        push(b, F_NETFD_ACCEPT); push(b, F_TCPL_ACCEPT); push(b, F_TCPL_ACCEPT2);
+        push(b, F_SYSCALL6);
+        push(b, F_SYS_SYSCALL);
+        push(b, F_SYS_ACCEPT4);
+        push(b, F_SYS_ACCEPT4B);
+        push(b, F_POLL_ACCEPT);
+        push(b, F_FD_ACCEPT);
+        push(b, F_NETFD_ACCEPT);
+        push(b, F_TCPL_ACCEPT);
+        push(b, F_TCPL_ACCEPT2);
         break;
     case SK_SYS_PWRITE:
-        push(b, F_SYSCALL6); push(b, F_SYS_SYSCALL); push(b, F_SYS_PWRITE); push(b, F_SYS_PWRITE2);
-        push(b, F_EINTRIO); push(b, F_OS_WRITEAT);
+        push(b, F_SYSCALL6);
+        push(b, F_SYS_SYSCALL);
+        push(b, F_SYS_PWRITE);
+        push(b, F_SYS_PWRITE2);
+        push(b, F_EINTRIO);
+        push(b, F_OS_WRITEAT);
         break;
     case SK_SYS_FSYNC:
-        push(b, F_SYSCALL6); push(b, F_SYS_SYSCALL); push(b, F_SYS_FSYNC); push(b, F_OS_SYNC);
+        push(b, F_SYSCALL6);
+        push(b, F_SYS_SYSCALL);
+        push(b, F_SYS_FSYNC);
+        push(b, F_OS_SYNC);
         break;
     case SK_SYS_MISC:
-        push(b, F_SYSCALL6); push(b, F_SYS_SYSCALL); push(b, F_SYS_SETSOCKOPT);
+        push(b, F_SYSCALL6);
+        push(b, F_SYS_SYSCALL);
+        push(b, F_SYS_SETSOCKOPT);
         push(b, F_SYS_SETSOCKOPTINT);
         break;
     case SK_SWEEP:
-        push(b, F_GCSWEEPSPAN); push(b, F_SWEEP); push(b, F_CACHESPAN); push(b, F_REFILL);
-        push(b, F_NEXTFREE); push(b, F_MALLOCGC);
+        push(b, F_GCSWEEPSPAN);
+        push(b, F_SWEEP);
+        push(b, F_CACHESPAN);
+        push(b, F_REFILL);
+        push(b, F_NEXTFREE);
+        push(b, F_MALLOCGC);
         push(b, tg_chance(r, TG_P(0.5)) ? F_NEWOBJECT : F_GROWSLICE);
         break;
     case SK_ASSIST:
-        push(b, F_ASSISTALLOC); push(b, F_MALLOCGC);
+        push(b, F_ASSISTALLOC);
+        push(b, F_MALLOCGC);
         push(b, tg_chance(r, TG_P(0.5)) ? F_MAKESLICE : F_NEWOBJECT);
         break;
     case SK_GCSTART:
-        push(b, F_GCSTART); push(b, F_MALLOCGC); push(b, F_NEWOBJECT);
+        push(b, F_GCSTART);
+        push(b, F_MALLOCGC);
+        push(b, F_NEWOBJECT);
         break;
     case SK_STW_GC:
-        push(b, F_STOPTHEWORLD); push(b, F_GCSTART); push(b, F_MALLOCGC); push(b, F_MAKESLICE);
+        push(b, F_STOPTHEWORLD);
+        push(b, F_GCSTART);
+        push(b, F_MALLOCGC);
+        push(b, F_MAKESLICE);
         break;
-    case SK_STW_TERM: push(b, F_STOPTHEWORLD); push(b, F_GCMARKDONE); push(b, F_BGMARKWORKER); break;
-    case SK_TASK: push(b, F_TRACE_NEWTASK); break;
-    case SK_TASKEND: push(b, F_TRACE_TASKEND); break;
+    case SK_STW_TERM:
+        push(b, F_STOPTHEWORLD);
+        push(b, F_GCMARKDONE);
+        push(b, F_BGMARKWORKER);
+        break;
+    case SK_TASK:
+        push(b, F_TRACE_NEWTASK);
+        break;
+    case SK_TASKEND:
+        push(b, F_TRACE_TASKEND);
+        break;
     case SK_REGION:
         push(b, F_TRACE_STARTREGION);
         if (tg_chance(r, TG_P(0.3))) push(b, F_TRACE_WITHREGION);
         break;
-    case SK_REGIONEND: push(b, F_TRACE_REGIONEND); break;
-    case SK_LOG: push(b, tg_chance(r, TG_P(0.5)) ? F_TRACE_LOG : F_TRACE_LOGF); break;
+    case SK_REGIONEND:
+        push(b, F_TRACE_REGIONEND);
+        break;
+    case SK_LOG:
+        push(b, tg_chance(r, TG_P(0.5)) ? F_TRACE_LOG : F_TRACE_LOGF);
+        break;
     case SK_CPU: {
-        static const uint32_t leaves[] = {F_MEMMOVE, F_MEMCLR, F_MAPACCESS2, F_MAPASSIGN,
-                                          F_CONCAT, F_SLICEBYTETOSTRING, F_SHA256_BLOCK,
-                                          F_GCM_SEAL, F_DEFLATE, F_JSON_STRUCT, F_MALLOCGC,
-                                          F_SCANOBJECT};
+        static const uint32_t leaves[] = {F_MEMMOVE,      F_MEMCLR,   F_MAPACCESS2,
+                                          F_MAPASSIGN,    F_CONCAT,   F_SLICEBYTETOSTRING,
+                                          F_SHA256_BLOCK, F_GCM_SEAL, F_DEFLATE,
+                                          F_JSON_STRUCT,  F_MALLOCGC, F_SCANOBJECT};
         uint32_t lf = leaves[tg_below(r, NELEM(leaves))];
         if (tg_chance(r, TG_P(0.45))) push(b, lf); /* otherwise the leaf is app code */
-        if (lf == F_JSON_STRUCT) { push(b, F_JSON_REFLECT); push(b, F_JSON_ENC_MARSHAL); push(b, F_JSON_MARSHAL); }
+        if (lf == F_JSON_STRUCT) {
+            push(b, F_JSON_REFLECT);
+            push(b, F_JSON_ENC_MARSHAL);
+            push(b, F_JSON_MARSHAL);
+        }
         break;
     }
-    case SK_PROCS: push(b, F_GOMAXPROCS_EV); push(b, F_STARTTRACE); push(b, F_TRACE_START); break;
-    case SK_STW_TRACE: push(b, F_STOPTHEWORLD); push(b, F_STARTTRACE); push(b, F_TRACE_START); break;
-    case SK_PARK: push(b, F_GOPARK); break;
-    case SK_GOSCHED: break;
-    case SK_PREEMPT: default: break;
+    case SK_PROCS:
+        push(b, F_GOMAXPROCS_EV);
+        push(b, F_STARTTRACE);
+        push(b, F_TRACE_START);
+        break;
+    case SK_STW_TRACE:
+        push(b, F_STOPTHEWORLD);
+        push(b, F_STARTTRACE);
+        push(b, F_TRACE_START);
+        break;
+    case SK_PARK:
+        push(b, F_GOPARK);
+        break;
+    case SK_GOSCHED:
+        break;
+    case SK_PREEMPT:
+    default:
+        break;
     }
 }
 
@@ -621,17 +925,31 @@ static void root_frames(tg_sim *s, int path, int cat, fbuf *b) {
     case PATH_HANDLER:
         push(b, F_HANDLERFUNC);
         if (tg_chance(&s->rng, TG_P(0.7))) push(b, F_SERVEMUX);
-        push(b, F_SERVERHANDLER); push(b, F_CONN_SERVE);
+        push(b, F_SERVERHANDLER);
+        push(b, F_CONN_SERVE);
         break;
-    case PATH_ACCEPT: push(b, F_SERVER_SERVE); push(b, F_LISTENANDSERVE); push(b, F_MAIN_RUN); break;
-    case PATH_MAIN: push(b, F_MAIN_MAIN); push(b, F_RUNTIME_MAIN); break;
+    case PATH_ACCEPT:
+        push(b, F_SERVER_SERVE);
+        push(b, F_LISTENANDSERVE);
+        push(b, F_MAIN_RUN);
+        break;
+    case PATH_MAIN:
+        push(b, F_MAIN_MAIN);
+        push(b, F_RUNTIME_MAIN);
+        break;
     case PATH_RUNTIME:
         /* Runtime goroutines: the mark workers, the background sweeper, the scavenger. */
-        if (cat == SK_SWEEP || cat == SK_GOSCHED) push(b, F_BGSWEEP);
-        else if (cat == SK_SLEEP) { push(b, F_SCAVENGE); push(b, F_BGSCAVENGE); }
-        else push(b, F_BGMARKWORKER);
+        if (cat == SK_SWEEP || cat == SK_GOSCHED)
+            push(b, F_BGSWEEP);
+        else if (cat == SK_SLEEP) {
+            push(b, F_SCAVENGE);
+            push(b, F_BGSCAVENGE);
+        } else
+            push(b, F_BGMARKWORKER);
         break;
-    default: push(b, c->start_func[path]); break;
+    default:
+        push(b, c->start_func[path]);
+        break;
     }
 }
 
@@ -656,7 +974,8 @@ uint32_t tg_stack_build(tg_sim *s, int cat, int path, uint32_t variant) {
      * on when it was first needed. */
     tg_rng saved = s->rng;
     s->rng.s = 0x9e3779b97f4a7c15ull * (1 + (uint64_t)cat * 1000003u + (uint64_t)path * 7919u +
-                                        (uint64_t)variant * 104729u) ^ s->seed;
+                                        (uint64_t)variant * 104729u) ^
+               s->seed;
     fbuf leaf = {.n = 0}, app = {.n = 0}, root = {.n = 0};
     leaf_frames(s, cat, &leaf);
     root_frames(s, path, cat, &root);
@@ -700,8 +1019,9 @@ uint32_t tg_stack_build(tg_sim *s, int cat, int path, uint32_t variant) {
         uint32_t callee = i ? all[i - 1] : 0x7fff;
         c->frames[c->nframes++] = site_of(c, all[i], callee);
     }
-    c->var[((size_t)cat * PATH_NPATH + (size_t)path) * TG_VARIANTS + variant].ki = (int32_t)c->nstacks;
+    c->varki[c->voff[cat][path] + variant] = (int32_t)c->nstacks;
     s->rng = saved;
+    if (c->strblob.n) stack_body(c, k);
     return c->nstacks++;
 }
 
@@ -729,12 +1049,13 @@ static uint8_t *table_room(tg_bytes *t, size_t *last, size_t **cut, size_t *ncut
 
 static uint32_t str_entry(tg_sim *s, uint64_t gen, const char *txt, size_t len) {
     tg_gentab *tb = &s->tab[gen & 1];
-    if (tb->gen != gen) tg_die("internal: string for generation %llu outside the window",
-                               (unsigned long long)gen);
+    if (tb->gen != gen)
+        tg_die("internal: string for generation %llu outside the window", (unsigned long long)gen);
     if (len > 1024) len = 1024;
     uint8_t *p = table_room(&tb->strings, &tb->str_last, &tb->str_cut, &tb->nstr_cut,
                             &tb->capstr_cut, len + 24);
     uint8_t *p0 = p;
+    if (!tb->next_str) tb->next_str = s->code.nstrs;
     uint32_t id = ++tb->next_str;
     *p++ = TDX_EV_STRING;
     p = tg_uv(p, id);
@@ -742,14 +1063,6 @@ static uint32_t str_entry(tg_sim *s, uint64_t gen, const char *txt, size_t len) 
     memcpy(p, txt, len);
     p += len;
     tb->strings.n += (size_t)(p - p0);
-    return id;
-}
-
-uint32_t tg_str_slow(tg_sim *s, uint64_t gen, uint32_t si) {
-    tg_strent *e = &s->code.strs[si];
-    uint32_t id = str_entry(s, gen, e->s, e->len);
-    e->gen[gen & 1] = gen;
-    e->id[gen & 1] = id;
     return id;
 }
 
@@ -761,31 +1074,80 @@ uint32_t tg_str_fresh(tg_sim *s, uint64_t gen, const char *txt, size_t len) {
 static uint32_t stack_entry(tg_sim *s, uint64_t gen, uint32_t ki) {
     tg_code *c = &s->code;
     tg_gentab *tb = &s->tab[gen & 1];
-    tg_stack *k = &c->stacks[ki];
-    /* Strings first: they may start a new string batch, never a new stack batch. */
-    uint32_t fs[128][2];
-    uint32_t n = k->n > 128 ? 128 : k->n;
-    for (uint32_t i = 0; i < n; i++) {
-        const tg_func *f = &c->funcs[c->frames[k->first + i].func];
-        fs[i][0] = tg_str(s, gen, f->name);
-        fs[i][1] = tg_str(s, gen, f->file);
+    const tg_stack *k = &c->stacks[ki];
+    for (uint32_t i = 0; i < k->sn; i++) {
+        uint32_t si = c->stkstrs[k->sfirst + i];
+        tb->strused[si >> 6] |= 1ull << (si & 63);
     }
     uint8_t *p = table_room(&tb->stacks, &tb->stk_last, &tb->stk_cut, &tb->nstk_cut,
-                            &tb->capstk_cut, 24 + (size_t)n * 40);
+                            &tb->capstk_cut, 24 + (size_t)k->blen);
     uint8_t *p0 = p;
     uint32_t id = ++tb->next_stk;
     *p++ = TDX_EV_STACK;
     p = tg_uv(p, id);
-    p = tg_uv(p, n);
-    for (uint32_t i = 0; i < n; i++) {
-        const tg_site *fr = &c->frames[k->first + i];
-        p = tg_uv(p, fr->pc);
-        p = tg_uv(p, fs[i][0]);
-        p = tg_uv(p, fs[i][1]);
-        p = tg_uv(p, fr->line);
-    }
+    p = tg_uv(p, k->n);
+    memcpy(p, c->bodies.v + k->body, k->blen);
+    p += k->blen;
     tb->stacks.n += (size_t)(p - p0);
     return id;
+}
+
+/* Encodes a stack's frames (pc, func, file, line) once (string IDs never change) and lists the
+ * strings they name. */
+static void stack_body(tg_code *c, tg_stack *k) {
+    tg_bytes_reserve(&c->bodies, (size_t)k->n * 40);
+    uint8_t *p = c->bodies.v + c->bodies.n, *p0 = p;
+    if (c->nstkstrs + 2 * k->n > c->capstkstrs) {
+        c->capstkstrs = (c->capstkstrs ? c->capstkstrs : 65536) * 2 + 2 * k->n;
+        c->stkstrs = tg_xrealloc(c->stkstrs, c->capstkstrs * sizeof *c->stkstrs);
+    }
+    k->sfirst = c->nstkstrs;
+    k->sn = 0;
+    for (uint32_t i = 0; i < k->n; i++) {
+        const tg_site *fr = &c->frames[k->first + i];
+        const tg_func *f = &c->funcs[fr->func];
+        p = tg_uv(p, fr->pc);
+        p = tg_uv(p, f->name + 1);
+        p = tg_uv(p, f->file + 1);
+        p = tg_uv(p, fr->line);
+        uint32_t two[2] = {f->name, f->file};
+        for (int j = 0; j < 2; j++) {
+            /* Deduplicate with a stamp per string: the stamp is this stack's body offset. */
+            uint32_t stamp = (uint32_t)c->bodies.n + 1;
+            if (c->strstamp[two[j]] != stamp) {
+                c->strstamp[two[j]] = stamp;
+                c->stkstrs[k->sfirst + k->sn++] = two[j];
+            }
+        }
+    }
+    c->nstkstrs += k->sn;
+    k->body = (uint32_t)c->bodies.n;
+    k->blen = (uint32_t)(p - p0);
+    c->bodies.n += k->blen;
+}
+
+/* After the last registry string: pre-encodes every registry string's table entry. */
+void tg_code_seal(tg_sim *s) {
+    tg_code *c = &s->code;
+    c->stroff = tg_xmalloc(((size_t)c->nstrs + 1) * sizeof *c->stroff);
+    for (uint32_t i = 0; i < c->nstrs; i++) {
+        const tg_strent *e = &c->strs[i];
+        size_t len = e->len > 1024 ? 1024 : e->len;
+        tg_bytes_reserve(&c->strblob, len + 24);
+        uint8_t *p = c->strblob.v + c->strblob.n, *p0 = p;
+        c->stroff[i] = (uint32_t)c->strblob.n;
+        *p++ = TDX_EV_STRING;
+        p = tg_uv(p, i + 1);
+        p = tg_uv(p, len);
+        memcpy(p, e->s, len);
+        p += len;
+        c->strblob.n += (size_t)(p - p0);
+    }
+    c->stroff[c->nstrs] = (uint32_t)c->strblob.n;
+    c->strstamp = tg_xcalloc(c->nstrs, sizeof *c->strstamp);
+    for (uint32_t i = 0; i < c->nstacks; i++) stack_body(c, &c->stacks[i]);
+    for (int k = 0; k < 2; k++)
+        s->tab[k].strused = tg_xcalloc(((size_t)c->nstrs + 63) / 64, sizeof(uint64_t));
 }
 
 uint32_t tg_stk_slow(tg_sim *s, uint64_t gen, uint32_t ki) {
@@ -797,16 +1159,16 @@ uint32_t tg_stk_slow(tg_sim *s, uint64_t gen, uint32_t ki) {
 }
 
 uint32_t tg_vstk_slow(tg_sim *s, uint64_t gen, uint32_t vi) {
-    tg_var *v = &s->code.var[vi];
-    if (v->ki < 0) {
-        uint32_t cp = vi / TG_VARIANTS;
-        v->ki = (int32_t)tg_stack_build(s, (int)(cp / PATH_NPATH), (int)(cp % PATH_NPATH),
-                                        vi % TG_VARIANTS);
-        v = &s->code.var[vi];
+    tg_code *c = &s->code;
+    if (c->varki[vi] < 0) {
+        int cat = 0, path = 0;
+        while (cat + 1 < SK_NCAT && c->voff[cat + 1][0] <= vi) cat++;
+        while (path + 1 < PATH_NPATH && c->voff[cat][path + 1] <= vi) path++;
+        tg_stack_build(s, cat, path, vi - c->voff[cat][path]);
     }
-    uint32_t id = stack_entry(s, gen, (uint32_t)v->ki);
-    v->gen[gen & 1] = (uint32_t)gen;
-    v->id[gen & 1] = id;
+    uint32_t id = stack_entry(s, gen, (uint32_t)c->varki[vi]);
+    if (id > 0xfffff) tg_die("internal: more than 2^20 stacks in one generation");
+    c->var[vi].tag[gen & 1] = TG_VTAG(gen) | id;
     return id;
 }
 
@@ -814,8 +1176,8 @@ void tg_cpu_sample(tg_sim *s, uint64_t t, uint64_t tid, uint64_t p, uint64_t goi
     uint64_t gen = tg_gen_of(s, t);
     uint32_t stk = tg_vstk(s, gen, vi);
     tg_gentab *tb = &s->tab[gen & 1];
-    uint8_t *q = table_room(&tb->cpu, &tb->cpu_last, &tb->cpu_cut, &tb->ncpu_cut, &tb->capcpu_cut,
-                            64);
+    uint8_t *q =
+        table_room(&tb->cpu, &tb->cpu_last, &tb->cpu_cut, &tb->ncpu_cut, &tb->capcpu_cut, 64);
     uint8_t *q0 = q;
     *q++ = TDX_EV_CPU_SAMPLE;
     q = tg_uv(q, t);

@@ -187,6 +187,30 @@ static void put_table(tg_sim *s, uint64_t gen, uint64_t t, int marker, const tg_
     }
 }
 
+/* The registry strings generation tb used, in ID order, as string batches. */
+static void put_used_strings(tg_sim *s, tg_gentab *tb, uint64_t t) {
+    const tg_code *c = &s->code;
+    uint8_t *buf = tg_xmalloc(TG_MAXPAY);
+    size_t n = 0;
+    uint32_t words = (c->nstrs + 63) / 64;
+    for (uint32_t w = 0; w < words; w++) {
+        uint64_t bits = tb->strused[w];
+        while (bits) {
+            uint32_t si = w * 64 + (uint32_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            size_t len = c->stroff[si + 1] - c->stroff[si];
+            if (n + len > TG_MAXPAY - 1) {
+                put_batch(s, tb->gen, TG_NONE, t, TDX_EV_STRINGS, buf, n);
+                n = 0;
+            }
+            memcpy(buf + n, c->strblob.v + c->stroff[si], len);
+            n += len;
+        }
+    }
+    if (n || !tb->strings.n) put_batch(s, tb->gen, TG_NONE, t, TDX_EV_STRINGS, buf, n);
+    free(buf);
+}
+
 /* The batch of statuses, on no thread, for resources the generation did not otherwise mention
  * (goroutines blocked all along, idle procs), as the runtime writes when it advances. */
 static void put_late(tg_sim *s, tg_gentab *tb, uint64_t t) {
@@ -240,8 +264,12 @@ static void collect_late(tg_sim *s, uint64_t gen) {
     for (uint32_t i = 0; i < s->ngs; i++) {
         tg_g *g = &s->gs[i];
         if (g->status == GS_DEAD || g->seen_gen >= gen) continue;
-        tg_late l = {.kind = 0, .status = g->status, .active = g->in_assist, .id = g->goid,
-                     .m = g->status == GS_SYSCALL ? s->ms[g->m]->tid : TG_NONE};
+        tg_late l = {.kind = 0,
+                     .status = g->status,
+                     .active = g->in_assist,
+                     .id = g->goid,
+                     .m = g->status == GS_SYSCALL ? s->ms[g->m]->tid : TG_NONE,
+                     .stack = tg_late_stack(s, g, gen)};
         tg_late_add(s, gen, &l);
         g->seen_gen = gen;
         g->seq = 0;
@@ -288,7 +316,11 @@ void tg_gen_begin(tg_sim *s) {
     }
 }
 
-static void tab_reset(tg_gentab *tb, uint64_t gen) {
+static void tab_reset(tg_sim *s, tg_gentab *tb, uint64_t gen) {
+    /* Stack slots remember their ID with 12 bits of the generation: forget them all before the
+     * tag comes around again. */
+    if ((gen & 0xfff) < 2)
+        for (uint32_t i = 0; i < s->code.nvars; i++) s->code.var[i].tag[gen & 1] = 0;
     tb->gen = gen;
     tb->strings.n = tb->stacks.n = tb->cpu.n = tb->pend.n = 0;
     tb->nstr_cut = tb->nstk_cut = tb->ncpu_cut = 0;
@@ -296,6 +328,7 @@ static void tab_reset(tg_gentab *tb, uint64_t gen) {
     tb->next_str = tb->next_stk = 0;
     tb->nlate = 0;
     tb->first_t = tb->last_t = 0;
+    memset(tb->strused, 0, ((size_t)s->code.nstrs + 63) / 64 * sizeof(uint64_t));
 }
 
 static bool gen_has_events(const tg_sim *s, uint64_t gen) {
@@ -326,27 +359,32 @@ void tg_gen_write(tg_sim *s, bool last) {
         }
         collect_late(s, gen);
         if (tb->last_t > s->end_t) s->end_t = tb->last_t;
-        uint64_t end_t = last ? tb->last_t + 1 : s->gen_next - 1;
+        uint64_t end_t =
+            last ? (tb->last_t > s->gen_start ? tb->last_t : s->gen_start) + 1 : s->gen_next - 1;
         uint64_t late_t = end_t - 2 * tb->nlate - 4;
         if (late_t < s->gen_start) late_t = s->gen_start;
         if (last) late_t = end_t;
         put_late(s, tb, late_t);
         uint64_t tt = last ? late_t + 2 * tb->nlate + 2 : end_t;
         if (s->version < 25) put_sync(s, gen, tt);
-        if (tb->cpu.n) put_table(s, gen, tt, TDX_EV_CPU_SAMPLES, &tb->cpu, tb->cpu_cut, tb->ncpu_cut);
+        if (tb->cpu.n)
+            put_table(s, gen, tt, TDX_EV_CPU_SAMPLES, &tb->cpu, tb->cpu_cut, tb->ncpu_cut);
         put_table(s, gen, tt, TDX_EV_STACKS, &tb->stacks, tb->stk_cut, tb->nstk_cut);
-        put_table(s, gen, tt, TDX_EV_STRINGS, &tb->strings, tb->str_cut, tb->nstr_cut);
+        put_used_strings(s, tb, tt);
+        if (tb->strings.n)
+            put_table(s, gen, tt, TDX_EV_STRINGS, &tb->strings, tb->str_cut, tb->nstr_cut);
         if (s->version >= 26) {
             uint8_t eog = TDX_EV_END_OF_GENERATION;
             tg_out_write(s, &eog, 1);
         }
         s->gens_written++;
-        tab_reset(tb, gen + 2);
+        tab_reset(s, tb, gen + 2);
         bool more = last && gen_has_events(s, gen + 1);
         s->gen = gen + 1;
         s->gen_start = s->gen_next;
         s->gen_next = s->gen_next2;
-        s->gen_next2 = s->gen_next + s->gen_len + tg_below(&s->rng, (uint32_t)(s->gen_len / 200 + 1));
+        s->gen_next2 =
+            s->gen_next + s->gen_len + tg_below(&s->rng, (uint32_t)(s->gen_len / 200 + 1));
         s->tab[s->gen & 1].first_t = s->gen_start;
         if (last && !more) return;
         tg_gen_begin(s);

@@ -15,8 +15,8 @@
 
 #include "tracegen.h"
 
-#define US(x) ((uint64_t)((x) * 15.625)) /* microseconds to ticks */
-#define MSEC(x) ((uint64_t)((x) * 15625.0))
+#define US(x) ((uint64_t)((x)*15.625)) /* microseconds to ticks */
+#define MSEC(x) ((uint64_t)((x)*15625.0))
 #define GP(i) (&s->gs[i])
 
 /* Distribution tables in 16.16 fixed point: integer multiplies on the hot path. */
@@ -40,9 +40,9 @@ static double norm_inv(double p) {
                                -1.328068155288572e+01};
     static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
                                -2.400758277161838e+00, -2.549732539343734e+00,
-                               4.374664141464968e+00, 2.938163982698783e+00};
-    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
-                               2.445134137142996e+00, 3.754408661907416e+00};
+                               4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                               3.754408661907416e+00};
     if (p < 0.02425) {
         double q = sqrt(-2 * log(p));
         return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
@@ -290,9 +290,13 @@ static inline uint64_t at(tg_sim *s, tg_m *m, uint64_t t) {
 }
 
 static void late_g(tg_sim *s, tg_g *g) {
-    tg_late l = {.kind = 0, .status = g->status, .active = g->in_assist, .id = g->goid,
+    tg_late l = {.kind = 0,
+                 .status = g->status,
+                 .active = g->in_assist,
+                 .id = g->goid,
                  .m = (g->status == GS_SYSCALL || g->status == GS_RUNNING) ? s->ms[g->m]->tid
-                                                                           : TG_NONE};
+                                                                           : TG_NONE,
+                 .stack = tg_late_stack(s, g, s->gen)};
     tg_late_add(s, s->gen, &l);
 }
 
@@ -301,9 +305,9 @@ static void late_g(tg_sim *s, tg_g *g) {
 static uint64_t go_status(tg_sim *s, tg_m *m, tg_g *g, uint64_t t, uint64_t gen) {
     if (g->seen_gen == gen) return t;
     if (gen > s->gen && g->seen_gen < s->gen) late_g(s, g);
-    uint64_t mid = (g->status == GS_RUNNING || g->status == GS_SYSCALL) ? s->ms[g->m]->tid
-                                                                        : TG_NONE;
-    if (s->version >= 23 && gen == 1 && g->status == GS_WAITING && g->bstk)
+    uint64_t mid =
+        (g->status == GS_RUNNING || g->status == GS_SYSCALL) ? s->ms[g->m]->tid : TG_NONE;
+    if (tg_late_stack(s, g, gen))
         tg_ev(s, m, t, TDX_EV_GO_STATUS_STACK, 4, g->goid, mid, g->status,
               tg_vstk(s, gen, g->bstk - 1));
     else
@@ -368,14 +372,13 @@ static inline uint64_t small_dt(tg_sim *s) {
 }
 
 static inline uint32_t stk(tg_sim *s, uint64_t t, int cat, const tg_g *g) {
-    return tg_vstk(s, tg_gen_of(s, t), tg_pick(s, cat, g ? g->path : PATH_RUNTIME,
-                                            g ? g->variant : 0));
+    return tg_vstk(s, tg_gen_of(s, t),
+                   tg_pick(s, cat, g ? g->path : PATH_RUNTIME, g ? g->variant : 0));
 }
 
 static inline uint32_t str(tg_sim *s, uint64_t t, uint32_t si) {
     return tg_str(s, tg_gen_of(s, t), si);
 }
-
 
 static inline bool marking_at(const tg_sim *s, uint64_t t) {
     return s->gc_mark_start && t >= s->gc_mark_start && t < s->gc_mark_end;
@@ -396,7 +399,9 @@ static bool want_dedicated(const tg_sim *s, const tg_p *p, uint64_t t) {
 
 /* ---- run queues ---- */
 
-static uint32_t grq_len(const tg_sim *s) { return s->grq_tail - s->grq_head; }
+static uint32_t grq_len(const tg_sim *s) {
+    return s->grq_tail - s->grq_head;
+}
 
 static void grq_put(tg_sim *s, int32_t gi) {
     if (grq_len(s) == s->grq_cap) {
@@ -418,7 +423,9 @@ static int32_t grq_get(tg_sim *s) {
     return s->grq[s->grq_head++ & (s->grq_cap - 1)];
 }
 
-static uint32_t runq_len(const tg_p *p) { return p->rq_tail - p->rq_head + (p->runnext >= 0); }
+static uint32_t runq_len(const tg_p *p) {
+    return p->rq_tail - p->rq_head + (p->runnext >= 0);
+}
 
 /* Go's runqput: `next` puts the goroutine in runnext (it runs next, the previous runnext moves
  * to the tail); a full local queue spills half of itself to the global queue. */
@@ -470,11 +477,11 @@ static uint32_t m_new(tg_sim *s) {
 
 /* An idle proc for a thread to acquire: the most recently idled one, as pidleget does. */
 static int32_t idle_p(const tg_sim *s) {
+    if (!s->nfree_p) return -1;
     int32_t best = -1;
     for (int i = 0; i < s->procs; i++) {
         const tg_p *p = &s->ps[i];
-        if (p->status == PS_IDLE && !p->reserved &&
-            (best < 0 || p->last_t > s->ps[best].last_t))
+        if (p->status == PS_IDLE && !p->reserved && (best < 0 || p->last_t > s->ps[best].last_t))
             best = i;
     }
     return best;
@@ -502,6 +509,7 @@ static void startm(tg_sim *s, int32_t pi, uint64_t t, bool spinning) {
     if (mi < 0) return;
     tg_m *m = s->ms[mi];
     s->ps[pi].reserved = 1;
+    s->nfree_p--;
     m->wake_p = pi;
     m->state = MS_WAKE;
     if (spinning) {
@@ -561,7 +569,9 @@ static void park(tg_sim *s, tg_m *m) {
 
 /* ---- scheduler events ---- */
 
-static inline uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static inline uint64_t umax(uint64_t a, uint64_t b) {
+    return a > b ? a : b;
+}
 
 static void e_proc_start(tg_sim *s, tg_m *m, int32_t pi) {
     tg_p *p = &s->ps[pi];
@@ -574,23 +584,25 @@ static void e_proc_start(tg_sim *s, tg_m *m, int32_t pi) {
     p->seq++;
     tg_ev(s, m, t, TDX_EV_PROC_START, 2, (uint64_t)pi, p->seq, 0, 0);
     p->status = PS_RUNNING;
+    s->nfree_p--;
     p->m = (int32_t)m->idx;
     p->last_t = t;
     m->p = pi;
-    m->ctx_gen = 0;
+    m->ctx_gen = gen; /* its proc and goroutine are both announced now */
     m->clock = t;
 }
 
 static void e_proc_stop(tg_sim *s, tg_m *m) {
     tg_p *p = &s->ps[m->p];
-    if (p->m != (int32_t)m->idx) tg_die("internal: thread %u stopping proc %d of thread %d", m->idx, m->p, p->m);
+    if (p->m != (int32_t)m->idx)
+        tg_die("internal: thread %u stopping proc %d of thread %d", m->idx, m->p, p->m);
     uint64_t t = ue(s, m, small_dt(s));
     tg_ev(s, m, t, TDX_EV_PROC_STOP, 0, 0, 0, 0, 0);
     p->status = PS_IDLE;
+    s->nfree_p++;
     p->m = -1;
     p->last_t = t;
     m->p = -1;
-    m->ctx_gen = 0;
 }
 
 /* ProcSteal by thread m of proc pi, which sits in a syscall on its thread (possibly m itself). */
@@ -607,10 +619,10 @@ static void e_proc_steal(tg_sim *s, tg_m *m, int32_t pi) {
     s->steals++;
     tg_ev(s, m, t, TDX_EV_PROC_STEAL, 3, (uint64_t)pi, p->seq, v->tid, 0);
     p->status = PS_IDLE;
+    s->nfree_p++;
     p->m = -1;
     p->last_t = t;
     v->p = -1;
-    v->ctx_gen = 0;
     v->steal_t = t;
     m->clock = t;
 }
@@ -618,8 +630,9 @@ static void e_proc_steal(tg_sim *s, tg_m *m, int32_t pi) {
 /* GoUnblock of waiting goroutine gi by thread m (with or without a proc or goroutine). */
 static void unblock_raw(tg_sim *s, tg_m *m, int32_t gi, int cat) {
     tg_g *g = GP(gi);
-    if (g->status != GS_WAITING) tg_die("internal: unblocking goroutine %llu in state %u",
-                                        (unsigned long long)g->goid, g->status);
+    if (g->status != GS_WAITING)
+        tg_die("internal: unblocking goroutine %llu in state %u", (unsigned long long)g->goid,
+               g->status);
     uint64_t t = evt(s, m, umax(m->clock + small_dt(s), g->last_t + 1));
     t = go_status(s, m, g, t, tg_gen_of(s, t));
     g->seq++;
@@ -634,8 +647,10 @@ static void unblock_raw(tg_sim *s, tg_m *m, int32_t gi, int cat) {
 /* Unblocks gi and queues it where Go's ready() would: runnext of the waker's proc. */
 static void e_unblock(tg_sim *s, tg_m *m, int32_t gi, int cat) {
     unblock_raw(s, m, gi, cat);
-    if (m->p >= 0) runq_put(s, &s->ps[m->p], gi, true);
-    else grq_put(s, gi);
+    if (m->p >= 0)
+        runq_put(s, &s->ps[m->p], gi, true);
+    else
+        grq_put(s, gi);
     wakep(s, m->clock);
 }
 
@@ -645,14 +660,15 @@ static void e_go_start(tg_sim *s, tg_m *m, int32_t gi) {
         tg_die("internal: starting goroutine %llu in state %u", (unsigned long long)g->goid,
                g->status);
     uint64_t t = evt(s, m, umax(m->clock + small_dt(s), g->last_t + 1));
-    t = go_status(s, m, g, t, tg_gen_of(s, t));
+    uint64_t gen = tg_gen_of(s, t);
+    t = go_status(s, m, g, t, gen);
     g->seq++;
     tg_ev(s, m, t, TDX_EV_GO_START, 2, g->goid, g->seq, 0, 0);
     g->status = GS_RUNNING;
     g->m = (int32_t)m->idx;
     g->last_t = t;
     m->g = gi;
-    m->ctx_gen = 0;
+    m->ctx_gen = gen; /* the goroutine's status was just written */
     m->clock = t;
     m->run_t = t;
 }
@@ -662,7 +678,6 @@ static void e_go_start(tg_sim *s, tg_m *m, int32_t gi) {
 static void slice_done(tg_sim *s, tg_m *m, uint64_t t) {
     s->busy += t - m->run_t;
     m->g = -1;
-    m->ctx_gen = 0;
     m->state = MS_SCHED;
     m->clock = t + tg_range(&s->rng, 2, 40);
 }
@@ -697,7 +712,8 @@ static void g_block(tg_sim *s, tg_m *m, uint32_t reason, int cat, int wake, uint
         }
         s->signal_pool[s->nsignal++] = gi;
         break;
-    default: break;
+    default:
+        break;
     }
     slice_done(s, m, t);
 }
@@ -744,10 +760,10 @@ static void g_syscall_block(tg_sim *s, tg_m *m, int cat, uint64_t dur, int mode)
         t = ue(s, m, small_dt(s));
         tg_ev(s, m, t, TDX_EV_PROC_STOP, 0, 0, 0, 0, 0);
         p->status = PS_IDLE;
+        s->nfree_p++;
         p->m = -1;
         p->last_t = t;
         m->p = -1;
-        m->ctx_gen = 0;
         m->steal_t = t;
         handoff(s, pi, t);
     } else if (mode == 2) {
@@ -784,10 +800,10 @@ static void heap_alloc(tg_sim *s, tg_m *m) {
         s->heap_alloc -= s->heap_drop;
         s->heap_drop = 0;
     }
-    s->heap_alloc += lognorm(s, 1536);
+    s->heap_alloc += lognorm(s, 400);
     tg_ev(s, m, t, TDX_EV_HEAP_ALLOC, 1, s->heap_alloc, 0, 0, 0);
-    if (!s->gc_marking && !s->heap_drop && s->heap_alloc >= s->heap_goal - s->heap_goal / 10 &&
-        t >= s->gc_sweep_end && m->g >= 0 && GP(m->g)->role < R_GCWORKER)
+    if (!s->gc_marking && !s->heap_drop && s->heap_alloc >= s->gc_trigger && t >= s->gc_sweep_end &&
+        m->g >= 0 && GP(m->g)->role < R_GCWORKER)
         gc_start(s, m);
 }
 
@@ -819,8 +835,69 @@ static void compute(tg_sim *s, tg_m *m, uint64_t dur) {
     uint64_t end = m->clock + dur;
     tg_g *g = GP(m->g);
     for (;;) {
-        uint64_t x = tg_rand(&s->rng); /* one draw: gap (bits 0-9), choice (bits 16-31) */
-        uint64_t gap = ((US(4.5) * exp_tab[x & 1023]) >> 16) + 1;
+        uint64_t x;
+        /* Runs of plain allocations are the bulk of a trace: write them in a tight loop, with
+         * the checks of the general path done once per run (same generation, statuses
+         * written, no GC decision due, room in the batch). */
+        tg_buf *b = &m->b[s->gen & 1];
+        if (m->ctx_gen == s->gen && b->gen == s->gen && m->clock >= m->last_t &&
+            m->clock + TG_GEN_MARGIN + 2 < s->gen_next) {
+            /* Stop before the generation ends, before a pending heap drop applies, and at the
+             * trigger only where a GC could start (not while one runs or the heap sweeps). */
+            uint64_t lim = s->gen_next - TG_GEN_MARGIN - 2, trig = s->gc_trigger;
+            if (s->heap_drop && s->heap_drop_t < lim) lim = s->heap_drop_t;
+            if (s->gc_marking || g->role >= R_GCWORKER) {
+                trig = UINT64_MAX;
+            } else if (m->clock < s->gc_sweep_end) {
+                trig = UINT64_MAX;
+                if (s->gc_sweep_end < lim) lim = s->gc_sweep_end;
+            }
+            /* Which other events this run can meet: the GC phase windows are fixed in time, so
+             * the run also stops at the next window edge. */
+            bool sweep = sweeping_at(s, m->clock), mark = marking_at(s, m->clock);
+            const uint64_t edges[4] = {s->gc_sweep_start, s->gc_sweep_end, s->gc_mark_start,
+                                       s->gc_mark_end};
+            for (int e = 0; e < 4; e++)
+                if (edges[e] > m->clock && edges[e] < lim) lim = edges[e];
+            uint32_t lo = sweep ? TG_P(0.80) : mark ? TG_P(0.88) : TG_P(0.94);
+            uint32_t hi = s->nsignal ? TG_P(0.97) : mark ? TG_P(0.94) : sweep ? TG_P(0.88) : 0;
+            uint64_t clock = m->clock, last = b->last_t, heap = s->heap_alloc, n = 0;
+            uint8_t *p = b->data + b->len, *plim = b->data + TG_FLUSH_AT;
+            for (;;) {
+                x = tg_rand(&s->rng); /* gap: bits 0-9, choice: 16-31, size: 32-41 */
+                uint64_t gap = ((US(1.2) * exp_tab[x & 1023]) >> 16) + 1;
+                if (clock + gap >= end) {
+                    x = 0;
+                    break;
+                }
+                uint32_t r = (uint32_t)(x >> 16) & 0xffff;
+                if ((r >= lo && r < hi &&
+                     (r < TG_P(0.88)   ? sweep
+                      : r < TG_P(0.94) ? mark
+                                       : 1)) ||
+                    clock + gap >= lim || p >= plim || heap >= trig)
+                    break;
+                uint64_t t = clock + gap + 1;
+                heap += ((400 * (uint64_t)ln_tab[(x >> 32) & 1023]) >> 16) + 1;
+                *p++ = TDX_EV_HEAP_ALLOC;
+                p = tg_uv(p, t - last);
+                p = tg_uv(p, heap);
+                last = clock = t;
+                n++;
+            }
+            if (n) {
+                b->len = (uint32_t)(p - b->data);
+                b->last_t = m->last_t = last;
+                s->heap_alloc = heap;
+                s->events += n;
+            }
+            m->clock = clock;
+            if (!x) break; /* reached the end of the work */
+        } else {
+            x = tg_rand(&s->rng);
+        }
+        /* The general path, for this draw. */
+        uint64_t gap = ((US(1.2) * exp_tab[x & 1023]) >> 16) + 1;
         if (m->clock + gap >= end) break;
         m->clock += gap;
         uint32_t r = (uint32_t)(x >> 16) & 0xffff;
@@ -869,7 +946,8 @@ static void wake_signal(tg_sim *s, tg_m *m) {
 static void region_begin(tg_sim *s, tg_m *m, uint8_t name) {
     tg_g *g = GP(m->g);
     uint64_t t = ue(s, m, small_dt(s));
-    tg_ev(s, m, t, TDX_EV_USER_REGION_BEGIN, 3, g->task, str(s, t, name), stk(s, t, SK_REGION, g), 0);
+    tg_ev(s, m, t, TDX_EV_USER_REGION_BEGIN, 3, g->task, str(s, t, name), stk(s, t, SK_REGION, g),
+          0);
     if (g->nregions < TG_MAXREGIONS) {
         g->rg_task[g->nregions] = g->task;
         g->rg_name[g->nregions] = name;
@@ -891,7 +969,8 @@ static void task_begin(tg_sim *s, tg_m *m, uint64_t parent, uint32_t name) {
     tg_g *g = GP(m->g);
     uint64_t t = ue(s, m, small_dt(s));
     g->task = s->next_task++;
-    tg_ev(s, m, t, TDX_EV_USER_TASK_BEGIN, 4, g->task, parent, str(s, t, name), stk(s, t, SK_TASK, g));
+    tg_ev(s, m, t, TDX_EV_USER_TASK_BEGIN, 4, g->task, parent, str(s, t, name),
+          stk(s, t, SK_TASK, g));
 }
 
 static void task_end(tg_sim *s, tg_m *m) {
@@ -914,7 +993,8 @@ static void mb_s(msgbuf *mb, const char *txt) {
 static void mb_u(msgbuf *mb, uint32_t v) {
     char t[12];
     int k = 0;
-    do t[k++] = (char)('0' + v % 10); while (v /= 10);
+    do t[k++] = (char)('0' + v % 10);
+    while (v /= 10);
     while (k && mb->n < (int)sizeof mb->b) mb->b[mb->n++] = t[--k];
 }
 
@@ -966,7 +1046,9 @@ static void gc_start(tg_sim *s, tg_m *m) {
     s->gc_marking = true;
     s->gc_term_claimed = false;
     s->gc_mark_start = t;
-    s->gc_mark_end = t + tg_range(&s->rng, MSEC(20), maxmark);
+    /* The mark worker's slice spans the phase: it must stay well under a generation. */
+    uint64_t minmark = maxmark / 2 < MSEC(20) ? maxmark / 2 : MSEC(20);
+    s->gc_mark_end = t + tg_range(&s->rng, minmark, maxmark);
     s->gc_dedicated_want = s->procs >= 4 ? (uint32_t)s->procs / 4 : 1;
     for (uint32_t i = 0; i < s->gc_dedicated_want; i++) {
         int32_t pi = idle_p(s);
@@ -1000,6 +1082,7 @@ static void gc_terminate(tg_sim *s, tg_m *m) {
     tg_ev(s, m, t, TDX_EV_STW_END, 0, 0, 0, 0, 0);
     s->heap_live = s->heap_alloc * tg_range(&s->rng, 45, 62) / 100;
     s->heap_goal = s->heap_live * 2;
+    s->gc_trigger = s->heap_goal - s->heap_goal / 10;
     s->heap_drop = s->heap_alloc - s->heap_live;
     s->heap_drop_t = t;
     t = ue(s, m, small_dt(s));
@@ -1083,8 +1166,8 @@ static uint32_t make_plan(tg_sim *s) {
 }
 
 static const char *const methods[] = {"GET", "GET", "GET", "POST", "PUT", "DELETE"};
-static const char *const resources[] = {"orders", "items", "users", "carts", "prices", "stock",
-                                        "shipments", "invoices", "search", "sessions"};
+static const char *const resources[] = {"orders", "items",     "users",    "carts",  "prices",
+                                        "stock",  "shipments", "invoices", "search", "sessions"};
 
 static void disk_log(tg_sim *s, tg_m *m) {
     if (!s->ndisk) return;
@@ -1110,8 +1193,7 @@ static void run_handler(tg_sim *s, tg_m *m) {
             fast_syscall(s, m, SK_SYS_READ);
             task_begin(s, m, 0, tg_chance(&s->rng, TG_P(0.8)) ? S_TASK_HTTP : S_TASK_GRPC);
             region_begin(s, m, S_RG_HANDLER);
-            if (tg_chance(&s->rng, TG_P(0.7)))
-            {
+            if (tg_chance(&s->rng, TG_P(0.7))) {
                 msgbuf mb = {.n = 0};
                 mb_s(&mb, methods[tg_below(&s->rng, 6)]);
                 mb_s(&mb, " /api/v");
@@ -1178,7 +1260,9 @@ static void run_handler(tg_sim *s, tg_m *m) {
                 g_block(s, m, S_SYNC, SK_WAITGROUP, W_PEER, 0);
                 return;
             }
-            case IT_MUTEX: g_block(s, m, S_SYNC, SK_MUTEX, W_SIGNAL, 0); return;
+            case IT_MUTEX:
+                g_block(s, m, S_SYNC, SK_MUTEX, W_SIGNAL, 0);
+                return;
             case IT_SLEEP:
                 g_block(s, m, S_SLEEP, SK_SLEEP, W_TIMER, m->clock + lognorm(s, US(400)));
                 return;
@@ -1188,14 +1272,15 @@ static void run_handler(tg_sim *s, tg_m *m) {
                 else
                     g_block(s, m, S_COND, SK_COND, W_SIGNAL, 0);
                 return;
-            default: g->phase = HP_RESP; continue;
+            default:
+                g->phase = HP_RESP;
+                continue;
             }
         }
         case HP_BACKEND_DONE:
             fast_syscall(s, m, SK_SYS_READ);
             region_end(s, m);
-            if (tg_chance(&s->rng, TG_P(0.25)))
-            {
+            if (tg_chance(&s->rng, TG_P(0.25))) {
                 msgbuf mb = {.n = 0};
                 mb_s(&mb, "rows=");
                 mb_u(&mb, tg_below(&s->rng, 200));
@@ -1225,7 +1310,8 @@ static void run_handler(tg_sim *s, tg_m *m) {
             g->phase = HP_REQ;
             g_block(s, m, S_NETWORK, SK_NET_READ, W_NET, m->clock + expo(s, s->think_mean));
             return;
-        default: tg_die("internal: handler phase %u", g->phase);
+        default:
+            tg_die("internal: handler phase %u", g->phase);
         }
     }
 }
@@ -1295,8 +1381,7 @@ static void run_child(tg_sim *s, tg_m *m) {
 
 static void run_ticker(tg_sim *s, tg_m *m) {
     compute(s, m, lognorm(s, US(5)));
-    if (tg_chance(&s->rng, TG_P(0.15)))
-    {
+    if (tg_chance(&s->rng, TG_P(0.15))) {
         msgbuf mb = {.n = 0};
         mb_s(&mb, "flushed ");
         mb_u(&mb, 100 + tg_below(&s->rng, 5000));
@@ -1308,7 +1393,8 @@ static void run_ticker(tg_sim *s, tg_m *m) {
     if (s->nsignal && tg_chance(&s->rng, TG_P(0.1))) wake_signal(s, m);
     if (tg_chance(&s->rng, TG_P(0.04))) go_create(s, m, R_CHILD, PATH_CHILD);
     tg_g *g = GP(m->g);
-    uint64_t next = m->clock + g->period - g->period / 8 + tg_below(&s->rng, (uint32_t)(g->period / 4 + 1));
+    uint64_t next =
+        m->clock + g->period - g->period / 8 + tg_below(&s->rng, (uint32_t)(g->period / 4 + 1));
     if (g->variant & 1)
         g_block(s, m, S_SELECT, SK_SELECT, W_TIMER, next);
     else
@@ -1379,16 +1465,36 @@ static void run_g(tg_sim *s, tg_m *m, bool dedicated) {
         g->in_assist = 0;
     }
     switch (g->role) {
-    case R_HANDLER: run_handler(s, m); break;
-    case R_WORKER: run_worker(s, m); break;
-    case R_CHILD: run_child(s, m); break;
-    case R_TICKER: run_ticker(s, m); break;
-    case R_DISK: run_disk(s, m); break;
-    case R_ACCEPT: run_accept(s, m); break;
-    case R_GCWORKER: run_gcworker(s, m, dedicated); break;
-    case R_SWEEPER: run_sweeper(s, m); break;
-    case R_SCAVENGER: run_scavenger(s, m); break;
-    default: g_block(s, m, S_FOREVER, SK_PARK, W_NONE, 0); break;
+    case R_HANDLER:
+        run_handler(s, m);
+        break;
+    case R_WORKER:
+        run_worker(s, m);
+        break;
+    case R_CHILD:
+        run_child(s, m);
+        break;
+    case R_TICKER:
+        run_ticker(s, m);
+        break;
+    case R_DISK:
+        run_disk(s, m);
+        break;
+    case R_ACCEPT:
+        run_accept(s, m);
+        break;
+    case R_GCWORKER:
+        run_gcworker(s, m, dedicated);
+        break;
+    case R_SWEEPER:
+        run_sweeper(s, m);
+        break;
+    case R_SCAVENGER:
+        run_scavenger(s, m);
+        break;
+    default:
+        g_block(s, m, S_FOREVER, SK_PARK, W_NONE, 0);
+        break;
     }
 }
 
@@ -1428,8 +1534,10 @@ static int32_t find_runnable(tg_sim *s, tg_m *m, bool *dedicated) {
         while (n < 32 && tw_top(&s->netready) <= m->clock) {
             int32_t r = tw_pop(&s->netready);
             unblock_raw(s, m, r, -1);
-            if (gi < 0) gi = r;
-            else runq_put(s, p, r, false);
+            if (gi < 0)
+                gi = r;
+            else
+                runq_put(s, p, r, false);
             n++;
         }
         s->last_netpoll = m->clock;
@@ -1485,6 +1593,7 @@ static void wake_step(tg_sim *s, tg_m *m) {
     int32_t pi = m->wake_p;
     m->wake_p = -1;
     s->ps[pi].reserved = 0;
+    s->nfree_p++;
     e_proc_start(s, m, pi);
     m->state = MS_SCHED;
     sched_step(s, m);
@@ -1515,7 +1624,6 @@ static void syscall_exit(tg_sim *s, tg_m *m) {
         g->last_t = t;
         g->m = -1;
         m->g = -1;
-        m->ctx_gen = 0;
         e_go_start(s, m, gi);
         m->state = MS_SCHED;
         run_g(s, m, false);
@@ -1527,7 +1635,6 @@ static void syscall_exit(tg_sim *s, tg_m *m) {
     g->last_t = t;
     g->m = -1;
     m->g = -1;
-    m->ctx_gen = 0;
     grq_put(s, gi);
     park(s, m);
 }
@@ -1588,12 +1695,23 @@ static void sysmon_step(tg_sim *s, tg_m *m) {
 
 static void step(tg_sim *s, tg_m *m) {
     switch (m->state) {
-    case MS_WAKE: wake_step(s, m); break;
-    case MS_SCHED: sched_step(s, m); break;
-    case MS_SYSCALL: syscall_exit(s, m); break;
-    case MS_NETPOLL: netpoll_step(s, m); break;
-    case MS_SYSMON: sysmon_step(s, m); break;
-    default: tg_die("internal: stepping a parked thread");
+    case MS_WAKE:
+        wake_step(s, m);
+        break;
+    case MS_SCHED:
+        sched_step(s, m);
+        break;
+    case MS_SYSCALL:
+        syscall_exit(s, m);
+        break;
+    case MS_NETPOLL:
+        netpoll_step(s, m);
+        break;
+    case MS_SYSMON:
+        sysmon_step(s, m);
+        break;
+    default:
+        tg_die("internal: stepping a parked thread");
     }
     if (m->state == MS_PARKED)
         m_unschedule(s, m->idx);
@@ -1617,18 +1735,18 @@ static int32_t pre_g(tg_sim *s, uint8_t role, uint8_t path, uint32_t reason_cat,
 
 static void populate(tg_sim *s) {
     uint64_t t0 = s->t0;
-    pre_g(s, R_IDLE, PATH_MAIN, SK_CHANRECV, W_NONE, 0);     /* main: waits for a signal */
-    pre_g(s, R_IDLE, PATH_RUNTIME, SK_PARK, W_NONE, 0);      /* forcegc helper */
+    pre_g(s, R_IDLE, PATH_MAIN, SK_CHANRECV, W_NONE, 0); /* main: waits for a signal */
+    pre_g(s, R_IDLE, PATH_RUNTIME, SK_PARK, W_NONE, 0);  /* forcegc helper */
     s->sweeper_g = pre_g(s, R_SWEEPER, PATH_RUNTIME, SK_PARK, W_GC, 0);
     pre_g(s, R_SCAVENGER, PATH_RUNTIME, SK_SLEEP, W_TIMER, t0 + MSEC(3));
-    pre_g(s, R_IDLE, PATH_RUNTIME, SK_PARK, W_NONE, 0);      /* finalizer */
+    pre_g(s, R_IDLE, PATH_RUNTIME, SK_PARK, W_NONE, 0); /* finalizer */
     s->next_goid += 10;
     for (int i = 0; i < s->procs; i++)
         s->ps[i].gcw = pre_g(s, R_GCWORKER, PATH_RUNTIME, SK_PARK, W_GC, 0);
     s->next_goid += 20;
     s->accept_g = pre_g(s, R_ACCEPT, PATH_ACCEPT, SK_NET_ACCEPT, W_NET, t0 + US(200));
-    static const uint64_t periods[] = {MSEC(1), MSEC(2), MSEC(5), MSEC(10), MSEC(25), MSEC(50),
-                                       MSEC(100), MSEC(250), MSEC(1000)};
+    static const uint64_t periods[] = {MSEC(1),  MSEC(2),   MSEC(5),   MSEC(10),  MSEC(25),
+                                       MSEC(50), MSEC(100), MSEC(250), MSEC(1000)};
     for (int i = 0; i < 12 + s->procs; i++) {
         uint64_t period = periods[tg_below(&s->rng, sizeof periods / sizeof *periods)];
         int32_t gi = pre_g(s, R_TICKER, PATH_TICKER, SK_SLEEP, W_TIMER,
@@ -1641,13 +1759,18 @@ static void populate(tg_sim *s) {
     s->capidle_workers = 8u * (uint32_t)s->procs;
     s->idle_workers = tg_xmalloc(s->capidle_workers * sizeof *s->idle_workers);
     for (int i = 0; i < 4 * s->procs; i++)
-        s->idle_workers[s->nidle_workers++] = pre_g(s, R_WORKER, PATH_WORKER, SK_CHANRECV, W_PEER, 0);
+        s->idle_workers[s->nidle_workers++] =
+            pre_g(s, R_WORKER, PATH_WORKER, SK_CHANRECV, W_PEER, 0);
     static const uint8_t leaked[] = {SK_PARK, SK_SELECT, SK_CHANRECV, SK_COND, SK_CHANSEND};
     for (int i = 0; i < 40; i++) {
         int32_t gi = pre_g(s, R_IDLE, (uint8_t)tg_below(&s->rng, 3), leaked[i % 5], W_NONE, 0);
         GP(gi)->sigcat = leaked[i % 5];
     }
-    /* Connections, opened over the process's life (their IDs spread out). */
+    /* Goroutine IDs are handed out in sequence for the life of the process: a service that has
+     * been up for days, creating tens of thousands of goroutines a second, is in the billions.
+     * Its connections were opened recently. */
+    uint64_t uptime = s->t0 / TG_FREQ;
+    s->next_goid += uptime * tg_range(&s->rng, 8000, 20000);
     for (uint32_t i = 0; i < s->target_conns; i++) {
         s->next_goid += tg_below(&s->rng, 40);
         int32_t gi;
@@ -1660,8 +1783,7 @@ static void populate(tg_sim *s) {
         } else if (r < 6) {
             /* In the middle of a request that began before tracing (its task and region begin
              * are not in the trace): waiting for the database. */
-            gi = pre_g(s, R_HANDLER, PATH_HANDLER, SK_NET_BACKEND, W_NET,
-                       t0 + lognorm(s, US(600)));
+            gi = pre_g(s, R_HANDLER, PATH_HANDLER, SK_NET_BACKEND, W_NET, t0 + lognorm(s, US(600)));
             tg_g *g = GP(gi);
             g->phase = HP_BACKEND_DONE;
             g->task = s->next_task - 1 - tg_below(&s->rng, 5000);
@@ -1671,8 +1793,7 @@ static void populate(tg_sim *s) {
             g->rg_name[1] = S_RG_DBQUERY;
             g->plan = make_plan(s);
         } else {
-            gi = pre_g(s, R_HANDLER, PATH_HANDLER, SK_NET_READ, W_NET,
-                       t0 + expo(s, s->think_mean));
+            gi = pre_g(s, R_HANDLER, PATH_HANDLER, SK_NET_READ, W_NET, t0 + expo(s, s->think_mean));
         }
         tg_g *g = GP(gi);
         if (g->phase == HP_NEW) g->phase = HP_REQ;
@@ -1702,6 +1823,7 @@ static void start_trace(tg_sim *s) {
     m->p = 0;
     m->ctx_gen = 0;
     s->ps[0].status = PS_RUNNING;
+    s->nfree_p--;
     s->ps[0].m = (int32_t)m0;
     m->clock = s->t0 + 5;
     m->run_t = m->clock;
@@ -1734,6 +1856,7 @@ void tg_sim_init(tg_sim *s) {
     }
     s->rng.s = s->seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
     tg_code_init(s);
+    tg_code_seal(s);
     /* Ticks since boot of a machine up for a couple of weeks. */
     s->t0 = 20000000000000ull + tg_rand(&s->rng) % 10000000000000ull;
     s->gen = 1;
@@ -1754,6 +1877,7 @@ void tg_sim_init(tg_sim *s) {
     s->ps = tg_xcalloc((size_t)s->procs, sizeof *s->ps);
     for (int i = 0; i < s->procs; i++) {
         s->ps[i].status = PS_IDLE;
+        s->nfree_p++;
         s->ps[i].m = -1;
         s->ps[i].runnext = -1;
     }
@@ -1766,13 +1890,16 @@ void tg_sim_init(tg_sim *s) {
     s->sysmon_delay = US(20);
     s->next_tid = 1000 + tg_below(&s->rng, 3000000);
     s->next_goid = 1;
-    s->next_task = 1000 + tg_below(&s->rng, 5000000);
+    /* Task IDs likewise count every request the process ever traced or served. */
+    s->next_task = (s->t0 / TG_FREQ) * tg_range(&s->rng, 10000, 30000);
     s->heap_live = (1600ull << 20) * (uint64_t)s->procs / 8 + tg_below(&s->rng, 400u << 20);
     s->heap_goal = s->heap_live * 2;
+    s->gc_trigger = s->heap_goal - s->heap_goal / 10;
     s->heap_alloc = s->heap_live + (s->heap_goal - s->heap_live) * tg_below(&s->rng, 80) / 100;
     s->target_conns = 180u * (uint32_t)s->procs;
-    s->think_mean = MSEC(27);
+    s->think_mean = MSEC(50);
     populate(s);
+    s->created = 0; /* count only goroutines created while tracing */
 }
 
 void tg_sim_run(tg_sim *s) {

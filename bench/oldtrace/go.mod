@@ -1,0 +1,3 @@
+module traceidx/bench/oldtrace
+
+go 1.19
