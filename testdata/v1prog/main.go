@@ -288,7 +288,7 @@ func gcPressure() error {
 			defer wg.Done()
 			var keep [][]byte
 			var list *node
-			for i := 0; i < 3000; i++ {
+			for i := 0; i < 1000; i++ {
 				keep = append(keep, make([]byte, 16<<10))
 				if len(keep) > 32 {
 					keep = keep[1:]
@@ -296,7 +296,7 @@ func gcPressure() error {
 				for k := 0; k < 20; k++ {
 					list = &node{next: list}
 				}
-				if i%500 == 0 {
+				if i%250 == 0 {
 					list = nil
 				}
 			}
