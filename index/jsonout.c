@@ -395,7 +395,7 @@ static int sort_decimal(uint32_t *ids, size_t n) {
     frame_key *k = malloc(n * sizeof *k);
     if (!k) return -1;
     for (size_t i = 0; i < n; i++) k[i] = (frame_key){decimal_key(ids[i]), ids[i]};
-    qsort(k, n, sizeof *k, cmp_key);
+    if (n > 1) qsort(k, n, sizeof *k, cmp_key);
     for (size_t i = 0; i < n; i++) ids[i] = k[i].id;
     free(k);
     return 0;

@@ -286,7 +286,7 @@ int tdx_rans_enc_finish(tdx_rans_enc *e, tdx_buf *out) {
     tdx_rans_etab **order = malloc((nt + 1) * sizeof *order);
     if (!order) return -1;
     for (size_t i = 0; i < nt; i++) order[i] = &e->tabs.v[i];
-    qsort(order, nt, sizeof *order, by_ctx);
+    if (nt > 1) qsort(order, nt, sizeof *order, by_ctx);
     e->tmp.n = 0;
     bitw w = {&e->tmp, 0, 0, 0};
     uint32_t freq[256], wq[256];

@@ -191,7 +191,7 @@ static int shapes_write(shapeset *d, tabw *w) {
         return -1;
     }
     for (size_t i = 0; i < d->v.n; i++) o[i] = (keyed){UINT64_MAX - d->count.v[i], 0, (uint32_t)i};
-    qsort(o, d->v.n, sizeof *o, cmp_keyed);
+    if (d->v.n > 1) qsort(o, d->v.n, sizeof *o, cmp_keyed);
     for (size_t i = 0; i < d->v.n; i++) {
         const shape *s = &d->v.v[o[i].idx];
         d->rank[o[i].idx] = (uint32_t)i;
@@ -252,7 +252,7 @@ static int write_goroutines(sumw *w) {
     keyed *o = malloc((s->gs.n ? s->gs.n : 1) * sizeof *o);
     if (!o) return -1;
     for (size_t i = 0; i < s->gs.n; i++) o[i] = (keyed){(uint64_t)s->gs.v[i].id ^ KEY_SIGN, 0, (uint32_t)i};
-    qsort(o, s->gs.n, sizeof *o, cmp_keyed);
+    if (s->gs.n > 1) qsort(o, s->gs.n, sizeof *o, cmp_keyed);
     int64_t prev = 0;
     for (size_t i = 0; i < s->gs.n; i++) {
         const tdx_sumg *g = &s->gs.v[o[i].idx];
@@ -281,7 +281,7 @@ static int write_edges(sumw *w) {
     if (!o) return -1;
     for (size_t i = 0; i < n; i++)
         o[i] = (keyed){(uint64_t)s->edge_b.v[i] ^ KEY_SIGN, (uint64_t)s->edge_a.v[i] ^ KEY_SIGN, 0};
-    qsort(o, n, sizeof *o, cmp_keyed);
+    if (n > 1) qsort(o, n, sizeof *o, cmp_keyed);
     for (size_t i = 0; i < n;) {
         size_t j = i + 1, cnt = 1;
         for (; j < n && o[j].key == o[i].key; j++) cnt += o[j].key2 != o[j - 1].key2;
@@ -392,7 +392,7 @@ static int write_tasks(sumw *w) {
     keyed *o = malloc((s->tasks.n ? s->tasks.n : 1) * sizeof *o);
     if (!o) return -1;
     for (size_t i = 0; i < s->tasks.n; i++) o[i] = (keyed){s->tasks.v[i].id, 0, (uint32_t)i};
-    qsort(o, s->tasks.n, sizeof *o, cmp_keyed);
+    if (s->tasks.n > 1) qsort(o, s->tasks.n, sizeof *o, cmp_keyed);
     int64_t pt = 0, pg = 0;
     int rc = 0;
     for (size_t i = 0; i < s->tasks.n && !rc; i++) {

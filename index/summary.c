@@ -361,7 +361,7 @@ int tdx_summary_related(const tdx_summary *s, int64_t goid, uint64_t nevents, in
         nlist.n = tl.n;
         nlist.cap = tl.cap;
     }
-    qsort(list.v, list.n, sizeof *list.v, cmp_i64);
+    if (list.n > 1) qsort(list.v, list.n, sizeof *list.v, cmp_i64);
     *out = list.v;
     *n = list.n;
     list.v = NULL;

@@ -1152,7 +1152,7 @@ int tdx_viewgen_finish(tdx_viewgen *vg) {
         if (!ms) return vg->err = 1, -1;
         if (vg->threads.n) {
             memcpy(ms, vg->threads.v, vg->threads.n * sizeof *ms);
-            qsort(ms, vg->threads.n, sizeof *ms, cmp_i64);
+            if (vg->threads.n > 1) qsort(ms, vg->threads.n, sizeof *ms, cmp_i64);
         }
         for (size_t i = 0; i < vg->threads.n; i++) {
             int n = snprintf(nm, sizeof nm, "Thread %lld", (long long)ms[i]);

@@ -289,7 +289,8 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
         g->frames.v[i] = (tdx_frame){.pc = f->pc, .line = f->line, .func = f->func, .file = f->file};
     }
     g->frames.n = t->frames.n;
-    memcpy(g->stack_frames.v, t->stack_frames.v, t->stack_frames.n * sizeof *t->stack_frames.v);
+    if (t->stack_frames.n) /* both may be NULL when no stack has frames */
+        memcpy(g->stack_frames.v, t->stack_frames.v, t->stack_frames.n * sizeof *t->stack_frames.v);
     g->stack_frames.n = t->stack_frames.n;
     for (uint32_t i = 0; i < nk; i++)
         g->stacks.v[i] = (tdx_stack){i, (uint32_t)t->stack_off.v[i],
@@ -344,7 +345,7 @@ static int res_cmp(const void *a, const void *b) {
 }
 
 static int res_section(tdx_iwriter *w, sectab *st, uint32_t kind, resmap *m) {
-    qsort(m->v.v, m->v.n, sizeof *m->v.v, res_cmp);
+    if (m->v.n > 1) qsort(m->v.v, m->v.n, sizeof *m->v.v, res_cmp);
     tdx_buf b = {0};
     uint8_t cnt[8];
     tdx_le64(cnt, m->v.n);
