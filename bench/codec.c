@@ -58,6 +58,11 @@ int main(int argc, char **argv) {
     tdx_evenc enc;
     tdx_evenc_init(&enc);
     tdx_buf out = {0};
+    int rc = 1; /* until the report is out */
+    if (!a || !b) {
+        fprintf(stderr, "codec: out of memory\n");
+        goto done;
+    }
     uint64_t nev = 0, oldbytes = 0, newbytes = 0;
     double tdec = 0, tenc = 0, worst = 0;
     int bad = 0;
@@ -71,7 +76,7 @@ int main(int argc, char **argv) {
             double s = now_sec();
             if (tdx_evdec_block(p, len, n, a)) {
                 fprintf(stderr, "codec: block %zu does not decode\n", bi);
-                return 1;
+                goto done;
             }
             s = now_sec() - s;
             if (s < best) best = s;
@@ -85,7 +90,7 @@ int main(int argc, char **argv) {
             double s = now_sec();
             if (tdx_evenc_block(&enc, a, n, &out)) {
                 fprintf(stderr, "codec: out of memory\n");
-                return 1;
+                goto done;
             }
             s = now_sec() - s;
             if (s < best) best = s;
@@ -96,7 +101,7 @@ int main(int argc, char **argv) {
         out.n = 0;
         if (tdx_evenc_block(&enc, a, n, &out)) {
             fprintf(stderr, "codec: out of memory\n");
-            return 1;
+            goto done;
         }
         if (tdx_evdec_block(out.v, out.n, n, b)) {
             fprintf(stderr, "codec: block %zu: the re-encoded block does not decode\n", bi);
@@ -140,10 +145,12 @@ int main(int argc, char **argv) {
            ", \"decode_ns\": %.2f, \"encode_ns\": %.2f, \"worst_block_ms\": %.4f, \"open_ms\": %.2f, \"ok\": %s}\n",
            nev, oldbytes, newbytes, tdec * 1e9 / (double)nev, tenc * 1e9 / (double)nev, worst * 1e3, t_open * 1e3,
            bad ? "false" : "true");
+    rc = bad;
+done:
     tdx_vec_free(&out);
     tdx_evenc_free(&enc);
     free(a);
     free(b);
     tdx_index_close(&ix);
-    return bad;
+    return rc;
 }

@@ -99,9 +99,10 @@ int main(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
-        } else if (strcmp(a, "--size") && strcmp(a, "--seed") && strcmp(a, "--version") &&
-                   strcmp(a, "--procs") && strcmp(a, "--gen-ms") && strcmp(a, "-o") &&
-                   strcmp(a, "--output")) {
+        } else if (strcmp(a, "--size") != 0 && strcmp(a, "--seed") != 0 &&
+                   strcmp(a, "--version") != 0 && strcmp(a, "--procs") != 0 &&
+                   strcmp(a, "--gen-ms") != 0 && strcmp(a, "-o") != 0 &&
+                   strcmp(a, "--output") != 0) {
             fprintf(stderr, "tracegen: unknown argument %s (see --help)\n", a);
             return 2;
         } else if (!v) {
@@ -137,12 +138,9 @@ int main(int argc, char **argv) {
                 return 2;
             }
             i++;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        } else { /* -o or --output: unknown arguments were rejected above */
             out = v;
             i++;
-        } else {
-            fprintf(stderr, "tracegen: unknown argument %s (see --help)\n", a);
-            return 2;
         }
     }
     if (!size || !out) {

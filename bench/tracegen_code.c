@@ -534,7 +534,7 @@ static void gen_app(tg_sim *s, uint64_t *pc) {
                         files[i] = str_fmt(c, "%s/%s_%s.go", dir, w,
                                            file_words[tg_below(&s->rng, NELEM(file_words))]);
                     else
-                        files[i] = str_fmt(c, "%s/%s%s.go", dir, w, i ? "" : "");
+                        files[i] = str_fmt(c, "%s/%s.go", dir, w);
                 }
                 int nfn = (int)tg_range(&s->rng, 25, 55);
                 for (int i = 0; i < nfn; i++) {
@@ -911,7 +911,6 @@ static void leaf_frames(tg_sim *s, int cat, fbuf *b) {
         push(b, F_GOPARK);
         break;
     case SK_GOSCHED:
-        break;
     case SK_PREEMPT:
     default:
         break;

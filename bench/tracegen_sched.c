@@ -901,6 +901,7 @@ static void compute(tg_sim *s, tg_m *m, uint64_t dur) {
         if (m->clock + gap >= end) break;
         m->clock += gap;
         uint32_t r = (uint32_t)(x >> 16) & 0xffff;
+        /* NOLINTNEXTLINE(bugprone-branch-clone): most draws skip the phase tests */
         if (r < TG_P(0.80)) {
             heap_alloc(s, m);
         } else if (r < TG_P(0.88) && sweeping_at(s, m->clock)) {
@@ -1871,6 +1872,7 @@ void tg_sim_init(tg_sim *s) {
                tg_below(&s->rng, 1000000000);
 
     s->maxms = 3u * (uint32_t)s->procs + 2;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     s->ms = tg_xcalloc(s->maxms + 1, sizeof *s->ms);
     s->step_heap = tg_xcalloc(s->maxms + 1, sizeof *s->step_heap);
     s->idle_m = tg_xcalloc(s->maxms + 1, sizeof *s->idle_m);

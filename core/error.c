@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#undef tdx_errf /* the analyzer's model in error.h must not rename the definition below */
+
 int tdx_verrf(tdx_err *e, int kind, uint64_t offset, const char *fmt, va_list ap) {
     if (e) {
         e->kind = kind;

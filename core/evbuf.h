@@ -76,7 +76,10 @@ static inline unsigned tdx_evb_code(uint64_t v) {
 /* Bytes per width code. */
 static const uint8_t tdx_evb_len[8] = {0, 1, 2, 3, 4, 5, 6, 8};
 
-static inline uint64_t tdx_evb_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+/* The sign mask is built unsigned: `v >> 63` of a negative value is implementation-defined. */
+static inline uint64_t tdx_evb_zz(int64_t v) {
+    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
+}
 static inline int64_t tdx_evb_unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 /* Stores field k (value v) at p and records its width code in codes (unrolled by hand: a loop over

@@ -140,7 +140,7 @@ static int add_stacks(tdx_gen *g, const tdx_batch *b, pc_cache *pcc, tdx_err *er
             const uint8_t *q = r.p;
             /* Far from the end of the batch the four values need no bounds checks; the checked
              * loop below also produces the exact error when one is malformed. */
-            if (r.end - q >= 4 * TDX_VARINT_MAX && (q = tdx_uvarint_fast(q, &v[0])) &&
+            if (r.end - q >= (ptrdiff_t)(4 * TDX_VARINT_MAX) && (q = tdx_uvarint_fast(q, &v[0])) &&
                 (q = tdx_uvarint_fast(q, &v[1])) && (q = tdx_uvarint_fast(q, &v[2])) &&
                 (q = tdx_uvarint_fast(q, &v[3]))) {
                 r.p = q;

@@ -594,7 +594,7 @@ static int cursor_next(tdx_order *o, cursor *c, tdx_err *err) {
     if (na == 0xff) return bad_type(t, at, err);
     uint64_t dt;
     c->args[0] = c->args[1] = c->args[2] = c->args[3] = 0;
-    if (end - p >= TDX_MAX_ARGS * TDX_VARINT_MAX) {
+    if (end - p >= (ptrdiff_t)(TDX_MAX_ARGS * TDX_VARINT_MAX)) {
         /* Far from the end of the batch: no bounds checks needed. */
         p = tdx_uvarint_fast(p, &dt);
         if (!p) return tdx_errf(err, TDX_EFORMAT, at, "found invalid uvarint for timestamp");

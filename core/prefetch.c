@@ -61,7 +61,7 @@ static void reap(tdx_prefetch *pf, int wait) {
     while (pf->inflight > 0) {
         int rc = wait ? io_uring_wait_cqe(&pf->ring, &cqe) : io_uring_peek_cqe(&pf->ring, &cqe);
         if (rc < 0) break;
-        pf->free_slot[pf->nfree++] = (int)(uintptr_t)io_uring_cqe_get_data(cqe);
+        pf->free_slot[pf->nfree++] = (int)io_uring_cqe_get_data64(cqe);
         io_uring_cqe_seen(&pf->ring, cqe);
         pf->inflight--;
         wait = 0;
@@ -79,7 +79,7 @@ void tdx_prefetch_advance(tdx_prefetch *pf, uint64_t pos) {
         int slot = pf->free_slot[--pf->nfree];
         uint64_t n = pf->size - pf->next < CHUNK ? pf->size - pf->next : CHUNK;
         io_uring_prep_read(sqe, pf->fd, pf->buf + (size_t)slot * CHUNK, (unsigned)n, pf->next);
-        io_uring_sqe_set_data(sqe, (void *)(uintptr_t)slot);
+        io_uring_sqe_set_data64(sqe, (uint64_t)slot);
         pf->next += n;
         pf->requested += n;
         pf->inflight++;

@@ -30,9 +30,8 @@ uint32_t tdx_utf8_decode(const uint8_t *p, size_t n, int *size) {
     size_t need;
     uint32_t r;
     uint8_t lo = 0x80, hi = 0xBF;
-    if (b0 < 0xC2) {
-        goto bad;
-    } else if (b0 < 0xE0) {
+    if (b0 < 0xC2 || b0 > 0xF4) goto bad;
+    if (b0 < 0xE0) {
         need = 2;
         r = b0 & 0x1Fu;
     } else if (b0 < 0xF0) {
@@ -40,13 +39,11 @@ uint32_t tdx_utf8_decode(const uint8_t *p, size_t n, int *size) {
         r = b0 & 0x0Fu;
         if (b0 == 0xE0) lo = 0xA0;
         if (b0 == 0xED) hi = 0x9F;
-    } else if (b0 < 0xF5) {
+    } else {
         need = 4;
         r = b0 & 0x07u;
         if (b0 == 0xF0) lo = 0x90;
         if (b0 == 0xF4) hi = 0x8F;
-    } else {
-        goto bad;
     }
     if (n < 2 || p[1] < lo || p[1] > hi) goto bad;
     r = r << 6 | (p[1] & 0x3Fu);

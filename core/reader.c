@@ -46,6 +46,7 @@ static void input_done(deliver_ctx *d, size_t upto) {
     if (d->opts->release_input) {
         uintptr_t pg = 4096, a = ((uintptr_t)(d->data + d->done) + pg - 1) & ~(pg - 1);
         uintptr_t b = (uintptr_t)(d->data + upto) & ~(pg - 1);
+        /* NOLINTNEXTLINE(performance-no-int-to-ptr): the page rounding needs integers */
         if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
     }
     d->done = upto;
@@ -352,7 +353,9 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
     pp.carry = &carry;
     pp.buffer = opts->emit != NULL;
     pp.cap = (size_t)nw + 1; /* generations in flight: bounds memory */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     pp.ring = calloc(pp.cap, sizeof *pp.ring);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     job **spare = calloc(pp.cap, sizeof *spare); /* jobs not in the ring, for reuse */
     size_t nspare = 0;
     pthread_t *th = calloc((size_t)nw, sizeof *th);
@@ -436,7 +439,7 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
         }
         if (buffered) {
             /* Deliver what the run produced (up to its error, if any). */
-            if (pp.buffer) {
+            if (opts->emit) {
                 if (deliver_buffered(&d, j, &carry, err)) goto out;
             } else {
                 account_run(&d, j->ord);

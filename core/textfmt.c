@@ -208,7 +208,7 @@ static int convert_trace(lines *L, tdx_buf *out, int *version_out, tdx_err *err)
                             tok.p);
         }
         const tdx_evspec *sp = &tdx_specs[t];
-        uint64_t args[TDX_MAX_ARGS];
+        uint64_t args[TDX_MAX_ARGS] = {0}; /* the analyzer can't see that stack events set args[1] */
         if (read_args(rest, sp->args, sp->nargs, args, L, err)) {
             tdx_vec_free(&data);
             return -1;
@@ -395,7 +395,7 @@ int tdx_binary_to_text(const uint8_t *data, size_t n, FILE *f, tdx_err *err) {
             break;
         }
         const tdx_evspec *sp = &tdx_specs[t];
-        uint64_t args[TDX_MAX_ARGS];
+        uint64_t args[TDX_MAX_ARGS] = {0}; /* the analyzer can't see that stack events set args[1] */
         for (int i = 0; i < sp->nargs && !rc; i++) rc = raw_read(data, end, &args[i], &pos, 0, err);
         if (rc) break;
         w_str(&w, sp->name, strlen(sp->name));

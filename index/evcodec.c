@@ -204,7 +204,8 @@ static inline void predict_after(const tdx_event *e, int64_t *pp, int64_t *pg) {
 
 static inline int bitlen64(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
 
-static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+/* The sign mask is built unsigned: `v >> 63` of a negative value is implementation-defined. */
+static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63)); }
 static inline int64_t unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 /* Integers: values below 16 are their own class; larger ones are classed by their top three
@@ -281,6 +282,7 @@ static struct gtask *gt_slot(model *m, int64_t g) {
         for (size_t k = 0; k < m->gtcap; k++)
             if (m->gt[k].g != GT_EMPTY) {
                 size_t j = gt_hash(m->gt[k].g, ncap);
+                /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): n[] set above */
                 while (n[j].g != GT_EMPTY) j = (j + 1) & (ncap - 1);
                 n[j] = m->gt[k];
             }
@@ -288,6 +290,7 @@ static struct gtask *gt_slot(model *m, int64_t g) {
         m->gt = n;
         m->gtcap = ncap;
         i = gt_hash(g, ncap);
+        /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): n[] set above */
         while (m->gt[i].g != GT_EMPTY) i = (i + 1) & (ncap - 1);
     }
     m->gt[i] = (struct gtask){g, 0};
@@ -440,7 +443,7 @@ static void rec_free(void *r) {
 
 static void put_gor(tdx_rans_enc *rc, model *M, encrec *R, uint32_t ctx, int lit, int64_t g) {
     int pos = rt_use(&R->gor, sm_slot(&R->gmap, (uint64_t)g), GOR_N);
-    put_uint(rc, L_IDS, ctx, (uint64_t)(pos + 1));
+    put_uint(rc, L_IDS, ctx, (uint32_t)(pos + 1));
     if (pos < 0) {
         int64_t *ref = lit ? &M->gmax : &M->glast;
         put_uint(rc, L_IDS, C_GLIT + lit, zz((int64_t)((uint64_t)g - (uint64_t)*ref)));
@@ -451,7 +454,7 @@ static void put_gor(tdx_rans_enc *rc, model *M, encrec *R, uint32_t ctx, int lit
 
 static void put_stack(tdx_rans_enc *rc, encrec *R, int c, uint32_t s) {
     int pos = rt_use(&R->stk[c], sm_slot(&R->smap, (uint64_t)c << 32 | s), STK_N);
-    put_uint(rc, L_STK, C_STK + c, (uint64_t)(pos + 1));
+    put_uint(rc, L_STK, C_STK + c, (uint32_t)(pos + 1));
     if (pos < 0) put_uint(rc, L_STK, C_SLIT + c, s);
 }
 
@@ -459,7 +462,7 @@ static void put_stack(tdx_rans_enc *rc, encrec *R, int c, uint32_t s) {
 static int rec_reset(encrec *R, const uint32_t *type_count, size_t n) {
     size_t need = 2 * n + 2;
     for (int ty = 0; ty < NT; ty++)
-        if (facts[ty].flags & (X_STACK | X_TSTACK)) need += 2 * (type_count[ty] + 1);
+        if (facts[ty].flags & (X_STACK | X_TSTACK)) need += 2 * ((size_t)type_count[ty] + 1);
     if (need > R->poolcap) {
         free(R->pool);
         if (!(R->pool = malloc(need * sizeof *R->pool))) return R->poolcap = 0, -1;

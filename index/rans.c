@@ -28,6 +28,7 @@ static void bw_put(bitw *w, uint64_t v, int n) {
         v >>= 32;
         n -= 32;
     }
+    /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): n <= 32 here */
     w->acc |= (v & ((1ull << n) - 1)) << w->n;
     w->n += n;
     while (w->n >= 8) {
@@ -49,6 +50,7 @@ static inline int bitlen(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
  * count of zeros in unary, then the bits below the leading one (LSB first). */
 static void bw_gamma(bitw *w, uint64_t v) {
     int n = bitlen(v) - 1;
+    /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): v >= 1 */
     bw_put(w, 1ull << n, n + 1); /* n zeros then a one (LSB first) */
     if (n) bw_put(w, v, n);      /* the leading one is implied */
 }
@@ -162,6 +164,7 @@ static void spread_weights(const uint32_t *w, int k, int bits, uint32_t *f) {
         for (int i = 1; i < k; i++)
             if (f[i] > f[best] || (f[i] == f[best] && w[i] > w[best])) best = i;
         if (sum < m) {
+            /* NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Assign): k >= 1, f[0] is set */
             f[best] += m - sum;
             sum = m;
         } else {
@@ -283,9 +286,11 @@ static int put_uv(tdx_buf *b, uint64_t v) {
 int tdx_rans_enc_finish(tdx_rans_enc *e, tdx_buf *out) {
     if (e->oom) return -1;
     size_t nt = e->tabs.n;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     tdx_rans_etab **order = malloc((nt + 1) * sizeof *order);
     if (!order) return -1;
     for (size_t i = 0; i < nt; i++) order[i] = &e->tabs.v[i];
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): the elements are pointers */
     if (nt > 1) qsort(order, nt, sizeof *order, by_ctx);
     e->tmp.n = 0;
     bitw w = {&e->tmp, 0, 0, 0};
@@ -422,7 +427,7 @@ int tdx_rans_dec_start(tdx_rans_dec *d, uint32_t nctx, const uint8_t *p, size_t 
         uint32_t sum = 0;
         for (uint64_t j = 0; j < k; j++) sum += freq[j];
         if (sum != m || tdx_vec_reserve(&d->slots, d->slots.n + m)) return -1;
-        /* The slot storage may still move: keep the offset, made a pointer below. */
+        /* The slot storage may still move: the pointers are set below. */
         uint32_t *slot = d->slots.v + d->slots.n;
         uint32_t start = 0;
         for (uint64_t j = 0; j < k; j++) {
@@ -430,11 +435,17 @@ int tdx_rans_dec_start(tdx_rans_dec *d, uint32_t nctx, const uint8_t *p, size_t 
             for (uint32_t q = 0; q < freq[j]; q++) slot[start + q] = e | q << 20;
             start += freq[j];
         }
-        *t = (tdx_rans_dtab){(const uint32_t *)(uintptr_t)d->slots.n, m - 1, (uint8_t)bits, 0, 0};
+        *t = (tdx_rans_dtab){NULL, m - 1, (uint8_t)bits, 0, 0};
         d->slots.n += m;
     }
-    for (size_t i = 1; i < d->tabs_.n; i++)
-        if (d->tabs_.v[i].bits) d->tabs_.v[i].slot = d->slots.v + (uintptr_t)d->tabs_.v[i].slot;
+    /* The tables' slots are laid out one after another, in table order. */
+    size_t off = 0;
+    for (size_t i = 1; i < d->tabs_.n; i++) {
+        tdx_rans_dtab *t = &d->tabs_.v[i];
+        if (!t->bits) continue;
+        t->slot = d->slots.v + off;
+        off += (size_t)t->mask + 1;
+    }
     for (int l = 0; l < TDX_RANS_LANES; l++) {
         uint64_t ll;
         if (get_uv(&p, end, &ll) || ll < 4 || ll > (uint64_t)(end - p)) return -1;

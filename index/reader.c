@@ -203,7 +203,7 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     uint64_t len;
     const uint8_t *p = tdx_index_section(ix, TDX_SEC_META, &len, err);
     if (!p) goto fail;
-    for (int i = 0; i < M_COUNT_ && (uint64_t)(i + 1) * 8 <= len; i++) ix->meta[i] = tdx_rd64(p + 8 * i);
+    for (int i = 0; i < M_COUNT_ && (uint64_t)(i + 1) * 8 <= len; i++) ix->meta[i] = tdx_rd64(p + 8 * (size_t)i);
     if (!(ix->evdir = tdx_index_section(ix, TDX_SEC_EVDIR, &len, err))) goto fail;
     ix->nblocks = len / D_SIZE;
     if (len % D_SIZE) {
@@ -339,8 +339,9 @@ int tdx_index_check_trace(const tdx_index *ix, const char *trace_path, const uin
     const char *why = NULL;
     if (size != ix->trace_size) why = "its size";
     else if (memcmp(data, ix->trace_header, size < 16 ? size : 16) != 0) why = "its header";
-    else if (tdx_trace_sample_hash(data, size) != ix->trace_sample) why = "its contents";
-    else if (full && XXH3_64bits(data, size) != ix->trace_hash) why = "its contents";
+    else if (tdx_trace_sample_hash(data, size) != ix->trace_sample ||
+             (full && XXH3_64bits(data, size) != ix->trace_hash))
+        why = "its contents";
     if (!why) return 0;
     return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
                     "index is stale: %s changed (%s) since the index was built; rebuild it with "

@@ -437,14 +437,15 @@ static void sumw_free(sumw *w) {
 static int assemble(const tdx_summary *s, sumw *w, tdx_buf *out) {
     uint8_t h[SH_SIZE];
     memset(h, 0, sizeof h);
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): the magic has no NUL */
     memcpy(h + SH_MAGIC, SUM_MAGIC, 8);
     uint64_t f[SH_NFIELDS] = {s->nevents,          (uint64_t)s->t0,        (uint64_t)s->last_ts,
                               (uint64_t)s->sync_ts, s->valid_events,        (uint64_t)s->valid_end,
                               (uint64_t)s->max_proc, (uint64_t)s->valid_max_proc};
-    for (int i = 0; i < SH_NFIELDS; i++) tdx_le64(h + SH_FIELDS + 8 * i, f[i]);
+    for (int i = 0; i < SH_NFIELDS; i++) tdx_le64(h + SH_FIELDS + 8 * (size_t)i, f[i]);
     uint64_t off = SH_SIZE;
     for (int i = 0; i < T_COUNT; i++) {
-        uint8_t *r = h + SH_TABLES + i * TR_SIZE;
+        uint8_t *r = h + SH_TABLES + (size_t)i * TR_SIZE;
         tdx_le64(r + TR_NREC, w->t[i].nrec);
         tdx_le64(r + TR_NBLOCKS, w->t[i].nblocks);
         tdx_le64(r + TR_DIR, off);
@@ -534,7 +535,7 @@ static int rd_open(rd *r, const uint8_t *p, size_t n, uint64_t base, tdx_err *er
         return corrupt(r, p);
     r->t0 = (int64_t)tdx_rd64(p + SH_FIELDS + 8);
     for (int i = 0; i < T_COUNT; i++) {
-        const uint8_t *h = p + SH_TABLES + i * TR_SIZE;
+        const uint8_t *h = p + SH_TABLES + (size_t)i * TR_SIZE;
         tab *t = &r->t[i];
         t->nrec = tdx_rd64(h + TR_NREC);
         t->nblocks = tdx_rd64(h + TR_NBLOCKS);
@@ -1046,7 +1047,7 @@ static int verify_table(rd *r, int ti, tdx_summary *scratch) {
         tdx_summary_free(scratch);
         tdx_summary_init(scratch, scratch->store);
     }
-    return nrec == t->nrec ? 0 : corrupt(r, r->p + SH_TABLES + ti * TR_SIZE);
+    return nrec == t->nrec ? 0 : corrupt(r, r->p + SH_TABLES + (size_t)ti * TR_SIZE);
 }
 
 int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, tdx_err *err) {

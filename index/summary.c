@@ -185,9 +185,9 @@ static void go_transition(tdx_summary *s, const tdx_event *e, const tdx_gen *g, 
     if (from == TDX_GO_WAITING && e->g != TDX_NO_ID) {
         int added;
         uint32_t ei = (uint32_t)s->edge_a.n;
-        if (pairmap_add(&s->edges, (uint64_t)e->g, (uint64_t)e->res, ei, &added)) s->oom = 1;
-        else if (added && (tdx_vec_push(&s->edge_a, e->g) || tdx_vec_push(&s->edge_b, e->res) ||
-                           tdx_vec_push(&s->edge_ev, idx)))
+        if (pairmap_add(&s->edges, (uint64_t)e->g, (uint64_t)e->res, ei, &added) ||
+            (added && (tdx_vec_push(&s->edge_a, e->g) || tdx_vec_push(&s->edge_b, e->res) ||
+                       tdx_vec_push(&s->edge_ev, idx))))
             s->oom = 1;
     }
     tdx_sumg *gr;
@@ -204,10 +204,12 @@ static void go_transition(tdx_summary *s, const tdx_event *e, const tdx_gen *g, 
         }
         uint32_t old = tdx_hmap_get(&s->g_idx, (uint64_t)e->res);
         if (old != TDX_HMAP_EMPTY) { /* a fresh record replaces the old one */
+            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): gs.v is set while g_idx has keys */
             tdx_vec_free(&s->gs.v[old].active);
             s->gs.v[old] = ng;
             gr = &s->gs.v[old];
         } else {
+            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): gs.v is set while gs.cap > 0 */
             if (s->gs.n >= UINT32_MAX - 1 || tdx_vec_push(&s->gs, ng) ||
                 tdx_hmap_put(&s->g_idx, (uint64_t)e->res, (uint32_t)(s->gs.n - 1))) {
                 tdx_vec_free(&ng.active);
@@ -425,7 +427,7 @@ int tdx_summary_task_list(const tdx_summary *s, uint32_t task, int64_t t0, int64
         for (size_t i = ts->children.n; i-- > 0;)
             if (!seen[ts->children.v[i]] && tdx_vec_push(&stack, ts->children.v[i])) goto out;
     }
-    tmp = malloc(list.n * sizeof *tmp);
+    tmp = malloc((list.n ? list.n : 1) * sizeof *tmp); /* malloc(0) may return NULL */
     if (!tmp) goto out;
     sort_ctx c = {s, t0, tend};
     merge_sort(&c, list.v, tmp, list.n);

@@ -634,6 +634,8 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
         for (int i = 0; i < ws[wi].nviews; i++) byview[ws[wi].v[i].view] = &ws[wi].v[i];
     for (int i = 0; i < NVIEWS; i++) {
         vview *v = byview[i];
+        if (!v) /* the workers share out all the views between them */
+            return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: view %d not built", i);
         tdx_buf d = {0};
         if (tdx_buf_append(&d, v->hdr, VH_SIZE) || tdx_buf_append(&d, v->dir.v, v->dir.n)) {
             tdx_vec_free(&d);

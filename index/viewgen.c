@@ -344,6 +344,7 @@ static vg_g *g_get(tdx_viewgen *vg, int64_t id) {
     ng.id = id;
     ng.lane = NONE;
     ng.cause_lane = 0;
+    /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): gs.v is set while gs.cap > 0 */
     if (vg->gs.n >= UINT32_MAX - 1 || tdx_vec_push(&vg->gs, ng) ||
         tdx_hmap_put(&vg->g_idx, (uint64_t)id, (uint32_t)(vg->gs.n - 1))) {
         vg->err = 1;

@@ -15,7 +15,7 @@ static inline int tdx_ser_u(tdx_buf *b, uint64_t v) {
     return 0;
 }
 static inline int tdx_ser_i(tdx_buf *b, int64_t v) {
-    return tdx_ser_u(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+    return tdx_ser_u(b, ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63))); /* zigzag, unsigned */
 }
 static inline int tdx_ser_bytes(tdx_buf *b, const void *p, size_t n) {
     return tdx_ser_u(b, n) || tdx_buf_append(b, p, n);

@@ -394,7 +394,7 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
     mv[M_STACKS] = tdx_tables_nstacks(t);
     mv[M_BLOCKS] = w->nblocks;
     for (int k = 0; k < 15; k++) mv[M_KIND0 + k] = w->kinds[k];
-    for (int i = 0; i < M_COUNT_; i++) tdx_le64(meta + 8 * i, mv[i]);
+    for (int i = 0; i < M_COUNT_; i++) tdx_le64(meta + 8 * (size_t)i, mv[i]);
     rc = put_section(w, st, TDX_SEC_META, 0, meta, sizeof meta);
     /* STRINGS: count, then the strings packed (strpack.c) */
     if (!rc) {
@@ -515,6 +515,7 @@ int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
     if (!rc && tdx_afile_write(&w->f, st.tab.v, st.tab.n, &w->err)) rc = -1;
     if (!rc) {
         uint8_t h[TDX_IDX_HEADER_SIZE] = {0};
+        /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): the magic has no NUL */
         memcpy(h + H_MAGIC, TDX_IDX_MAGIC, 8);
         tdx_le32(h + H_VERSION, TDX_IDX_VERSION);
         tdx_le32(h + H_HEADER_SIZE, TDX_IDX_HEADER_SIZE);

@@ -438,10 +438,11 @@ typedef struct {
 
 static void frm_open(frm *x, const bld *b, int version) {
     memset(x, 0, sizeof *x);
-    x->data = b_exact(b);
+    uint8_t *data = b_exact(b);
     x->n = b->n;
     x->version = version;
-    tdx_framer_init(&x->f, x->data, x->n, version);
+    tdx_framer_init(&x->f, data, x->n, version);
+    x->data = data; /* after the call, which the analyzer takes to clobber all of *x */
 }
 static int frm_next(frm *x) {
     tdx_err e;

@@ -128,12 +128,13 @@ typedef struct {
 /* Frames the first generation of b (must exist) and loads it. */
 static void load(loaded *l, const bld *b, int version) {
     memset(l, 0, sizeof *l);
-    l->data = malloc(b->n);
-    cr_assert_not_null(l->data);
-    memcpy(l->data, b->p, b->n);
+    uint8_t *data = malloc(b->n);
+    cr_assert_not_null(data);
+    memcpy(data, b->p, b->n);
     l->n = b->n;
-    tdx_framer_init(&l->f, l->data, l->n, version);
-    tdx_gen_init(&l->g, l->data, version);
+    tdx_framer_init(&l->f, data, l->n, version);
+    tdx_gen_init(&l->g, data, version);
+    l->data = data; /* after the calls, which the analyzer takes to clobber all of *l */
     tdx_err_clear(&l->e);
     int r = tdx_framer_next(&l->f, &l->g.frame, &l->e);
     cr_assert_eq(r, 1, "framer returned %d: %s", r, l->e.msg);
