@@ -20,18 +20,19 @@ static double now_sec(void) {
 /* Field by field: the decoder fills every field, but struct padding is not part of an event. */
 static int ev_eq(const tdx_event *a, const tdx_event *b) {
     return a->time == b->time && a->m == b->m && a->p == b->p && a->g == b->g &&
-           !memcmp(a->args, b->args, sizeof a->args) && a->stack == b->stack && a->tstack == b->tstack &&
-           a->str[0] == b->str[0] && a->str[1] == b->str[1] && a->type == b->type && a->kind == b->kind &&
-           a->res_kind == b->res_kind && a->from == b->from && a->to == b->to &&
-           a->has_clock == b->has_clock && a->has_tstack == b->has_tstack && a->res == b->res &&
-           a->sync_nsec == b->sync_nsec;
+           !memcmp(a->args, b->args, sizeof a->args) && a->stack == b->stack &&
+           a->tstack == b->tstack && a->str[0] == b->str[0] && a->str[1] == b->str[1] &&
+           a->type == b->type && a->kind == b->kind && a->res_kind == b->res_kind &&
+           a->from == b->from && a->to == b->to && a->has_clock == b->has_clock &&
+           a->has_tstack == b->has_tstack && a->res == b->res && a->sync_nsec == b->sync_nsec;
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: codec INDEX [--reps N] [--blocks N]\n\n"
-               "Decodes every event block of INDEX (best of N runs per block, default 3), encodes it\n"
-               "again and checks the round trip; prints ns/event for both, the slowest block decode,\n"
-               "the re-encoded size per stream, and string-table load and lookup times.\n");
+    fprintf(f,
+            "usage: codec INDEX [--reps N] [--blocks N]\n\n"
+            "Decodes every event block of INDEX (best of N runs per block, default 3), encodes it\n"
+            "again and checks the round trip; prints ns/event for both, the slowest block decode,\n"
+            "the re-encoded size per stream, and string-table load and lookup times.\n");
 }
 
 int main(int argc, char **argv) {
@@ -39,11 +40,16 @@ int main(int argc, char **argv) {
     int reps = 3;
     size_t maxblocks = SIZE_MAX;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--blocks") && i + 1 < argc) maxblocks = (size_t)atoll(argv[++i]);
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return usage(stdout), 0;
-        else if (!path) path = argv[i];
-        else return usage(stderr), 2;
+        if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--blocks") && i + 1 < argc)
+            maxblocks = (size_t)atoll(argv[++i]);
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return usage(stdout), 0;
+        else if (!path)
+            path = argv[i];
+        else
+            return usage(stderr), 2;
     }
     if (!path || reps < 1) return usage(stderr), 2;
     tdx_index ix;
@@ -54,7 +60,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     double t_open = now_sec() - t0;
-    tdx_event *a = malloc(TDX_EVBLOCK_EVENTS * sizeof *a), *b = malloc(TDX_EVBLOCK_EVENTS * sizeof *b);
+    tdx_event *a = malloc(TDX_EVBLOCK_EVENTS * sizeof *a),
+              *b = malloc(TDX_EVBLOCK_EVENTS * sizeof *b);
     tdx_evenc enc;
     tdx_evenc_init(&enc);
     tdx_buf out = {0};
@@ -131,20 +138,21 @@ int main(int argc, char **argv) {
            (double)oldbytes / (double)trace, (double)oldbytes / (double)nev);
     printf("EVENTS re-encoded %12" PRIu64 "  %.4fx trace  %.3f B/event\n", newbytes,
            (double)newbytes / (double)trace, (double)newbytes / (double)nev);
-    printf("decode %.1f ns/event (slowest block %.3f ms)  encode %.1f ns/event\n", tdec * 1e9 / (double)nev,
-           worst * 1e3, tenc * 1e9 / (double)nev);
+    printf("decode %.1f ns/event (slowest block %.3f ms)  encode %.1f ns/event\n",
+           tdec * 1e9 / (double)nev, worst * 1e3, tenc * 1e9 / (double)nev);
     double tot = 0;
     for (int f = 0; f < TDX_EF_COUNT; f++) tot += enc.stat[f];
     for (int f = 0; f < TDX_EF_COUNT && tot > 0; f++)
-        printf("  %-8s %12.0f bytes  %5.1f%%  %.3f B/event  %.2f bits/event\n", tdx_evcodec_field_name(f),
-               enc.stat[f] / 8, 100.0 * enc.stat[f] / tot, enc.stat[f] / 8 / (double)nev,
-               enc.stat[f] / (double)nev);
-    printf("open %.1f ms (%" PRIu64 " strings)  string lookup %.1f ns (checksum %" PRIu64 ")\n", t_open * 1e3,
-           ns, tl * 1e9 / 1e6, sum & 0xff);
+        printf("  %-8s %12.0f bytes  %5.1f%%  %.3f B/event  %.2f bits/event\n",
+               tdx_evcodec_field_name(f), enc.stat[f] / 8, 100.0 * enc.stat[f] / tot,
+               enc.stat[f] / 8 / (double)nev, enc.stat[f] / (double)nev);
+    printf("open %.1f ms (%" PRIu64 " strings)  string lookup %.1f ns (checksum %" PRIu64 ")\n",
+           t_open * 1e3, ns, tl * 1e9 / 1e6, sum & 0xff);
     printf("{\"events\": %" PRIu64 ", \"old_bytes\": %" PRIu64 ", \"new_bytes\": %" PRIu64
-           ", \"decode_ns\": %.2f, \"encode_ns\": %.2f, \"worst_block_ms\": %.4f, \"open_ms\": %.2f, \"ok\": %s}\n",
-           nev, oldbytes, newbytes, tdec * 1e9 / (double)nev, tenc * 1e9 / (double)nev, worst * 1e3, t_open * 1e3,
-           bad ? "false" : "true");
+           ", \"decode_ns\": %.2f, \"encode_ns\": %.2f, \"worst_block_ms\": %.4f, \"open_ms\": "
+           "%.2f, \"ok\": %s}\n",
+           nev, oldbytes, newbytes, tdec * 1e9 / (double)nev, tenc * 1e9 / (double)nev, worst * 1e3,
+           t_open * 1e3, bad ? "false" : "true");
     rc = bad;
 done:
     tdx_vec_free(&out);

@@ -23,11 +23,16 @@ static uint8_t classify(const tdx_batch *b, uint8_t first, int version) {
     if (b->exp != 0) return TDX_BATCH_EXPERIMENTAL;
     if (b->size == 0) return TDX_BATCH_EVENTS;
     switch (first) {
-    case TDX_EV_STRINGS: return TDX_BATCH_STRINGS;
-    case TDX_EV_STACKS: return TDX_BATCH_STACKS;
-    case TDX_EV_CPU_SAMPLES: return TDX_BATCH_CPU;
-    case TDX_EV_FREQUENCY: return version < 25 ? TDX_BATCH_SYNC : TDX_BATCH_EVENTS;
-    case TDX_EV_SYNC: return version >= 25 ? TDX_BATCH_SYNC : TDX_BATCH_EVENTS;
+    case TDX_EV_STRINGS:
+        return TDX_BATCH_STRINGS;
+    case TDX_EV_STACKS:
+        return TDX_BATCH_STACKS;
+    case TDX_EV_CPU_SAMPLES:
+        return TDX_BATCH_CPU;
+    case TDX_EV_FREQUENCY:
+        return version < 25 ? TDX_BATCH_SYNC : TDX_BATCH_EVENTS;
+    case TDX_EV_SYNC:
+        return version >= 25 ? TDX_BATCH_SYNC : TDX_BATCH_EVENTS;
     }
     return TDX_BATCH_EVENTS;
 }
@@ -57,11 +62,11 @@ int tdx_read_batch(const uint8_t *data, size_t size, size_t *pos, int version, t
         read_hdr_uv(data, size, &p, &sz, "size", err))
         return -1;
     if (sz > TDX_MAX_BATCH_SIZE)
-        return tdx_errf(err, TDX_EFORMAT, b->hdr_off, "invalid batch size %" PRIu64
-                        ", maximum is %d", sz, TDX_MAX_BATCH_SIZE);
+        return tdx_errf(err, TDX_EFORMAT, b->hdr_off,
+                        "invalid batch size %" PRIu64 ", maximum is %d", sz, TDX_MAX_BATCH_SIZE);
     if (sz > size - p)
-        return tdx_errf(err, TDX_EFORMAT, p, "failed to read full batch: read %zu but wanted %" PRIu64,
-                        size - p, sz);
+        return tdx_errf(err, TDX_EFORMAT, p,
+                        "failed to read full batch: read %zu but wanted %" PRIu64, size - p, sz);
     b->data_off = p;
     b->size = (uint32_t)sz;
     b->kind = classify(b, sz ? data[p] : 0, version);
@@ -77,7 +82,9 @@ void tdx_framer_init(tdx_framer *f, const uint8_t *data, size_t size, int versio
     f->pos = TDX_HEADER_SIZE;
 }
 
-void tdx_genframe_free(tdx_genframe *g) { tdx_vec_free(&g->batches); }
+void tdx_genframe_free(tdx_genframe *g) {
+    tdx_vec_free(&g->batches);
+}
 
 static void gen_reset(tdx_genframe *g, uint64_t seq, size_t off) {
     g->gen = 0;
@@ -98,7 +105,8 @@ static bool is_eog_payload(const tdx_framer *f, const tdx_batch *b) {
 static int add_batch(tdx_genframe *g, const tdx_batch *b, tdx_err *err) {
     if (g->min_ts == 0 || b->time < g->min_ts) g->min_ts = b->time;
     if (b->kind == TDX_BATCH_EVENTS) g->has_event_batches = true;
-    if (tdx_vec_push(&g->batches, *b)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    if (tdx_vec_push(&g->batches, *b))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     return 0;
 }
 
@@ -168,7 +176,8 @@ static int next_spill(tdx_framer *f, tdx_genframe *g, tdx_err *err) {
         if (add_batch(g, &b, err)) return -1;
         g->end_off = f->pos;
     }
-    if (g->batches.n) g->end_off = g->batches.v[g->batches.n - 1].data_off + g->batches.v[g->batches.n - 1].size;
+    if (g->batches.n)
+        g->end_off = g->batches.v[g->batches.n - 1].data_off + g->batches.v[g->batches.n - 1].size;
     return 1;
 }
 
@@ -182,7 +191,8 @@ static int next_eog(tdx_framer *f, tdx_genframe *g, tdx_err *err) {
         int r = tdx_read_batch(f->data, f->size, &f->pos, f->version, &b, &e);
         if (r == 0) {
             if (g->has_event_batches) {
-                tdx_errf(&e, TDX_EFORMAT, at, "incomplete generation found; trace likely truncated");
+                tdx_errf(&e, TDX_EFORMAT, at,
+                         "incomplete generation found; trace likely truncated");
                 f->nreturned++;
                 hard(f, g, &e);
                 return 1;
@@ -204,8 +214,9 @@ static int next_eog(tdx_framer *f, tdx_genframe *g, tdx_err *err) {
             return 1;
         }
         if (bgen != g->gen) {
-            tdx_errf(&e, TDX_EFORMAT, at,
-                     "broken trace: missing end-of-generation event, or generations are interleaved");
+            tdx_errf(
+                &e, TDX_EFORMAT, at,
+                "broken trace: missing end-of-generation event, or generations are interleaved");
             f->nreturned++;
             hard(f, g, &e);
             return 1;

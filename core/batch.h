@@ -29,8 +29,8 @@ typedef struct tdx_batch {
     uint8_t kind;      /* enum tdx_batch_kind */
     uint8_t exp;       /* experiment byte (0 for EventBatch) */
     uint64_t gen;
-    uint64_t m;        /* thread id as on the wire (TDX_NONE64 = no thread) */
-    uint64_t time;     /* base timestamp, ticks */
+    uint64_t m;    /* thread id as on the wire (TDX_NONE64 = no thread) */
+    uint64_t time; /* base timestamp, ticks */
 } tdx_batch;
 
 enum tdx_generr {
@@ -40,14 +40,14 @@ enum tdx_generr {
 };
 
 typedef struct tdx_genframe {
-    uint64_t gen;    /* generation number (0 if no batch was read) */
-    uint64_t seq;    /* 0-based position among the generations returned */
-    uint64_t min_ts; /* minimum batch time with Go's "0 means unset" rule */
+    uint64_t gen;               /* generation number (0 if no batch was read) */
+    uint64_t seq;               /* 0-based position among the generations returned */
+    uint64_t min_ts;            /* minimum batch time with Go's "0 means unset" rule */
     TDX_VEC(tdx_batch) batches; /* in file order; EndOfGeneration markers are not listed */
     bool has_event_batches;
     uint64_t start_off, end_off; /* byte range the generation's batches occupy */
-    int err_kind;  /* enum tdx_generr */
-    tdx_err err;   /* set when err_kind != NONE */
+    int err_kind;                /* enum tdx_generr */
+    tdx_err err;                 /* set when err_kind != NONE */
 } tdx_genframe;
 
 typedef struct tdx_framer {

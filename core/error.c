@@ -47,14 +47,22 @@ void tdx_err_prefix(tdx_err *e, const char *fmt, ...) {
 
 const char *tdx_errkind_name(int kind) {
     switch (kind) {
-    case TDX_OK: return "ok";
-    case TDX_EFORMAT: return "malformed trace";
-    case TDX_EVALIDATE: return "invalid trace";
-    case TDX_EUNSUPPORTED: return "unsupported";
-    case TDX_EIO: return "I/O error";
-    case TDX_ENOMEM: return "out of memory";
-    case TDX_EUSAGE: return "usage";
-    case TDX_EINDEX: return "bad index";
+    case TDX_OK:
+        return "ok";
+    case TDX_EFORMAT:
+        return "malformed trace";
+    case TDX_EVALIDATE:
+        return "invalid trace";
+    case TDX_EUNSUPPORTED:
+        return "unsupported";
+    case TDX_EIO:
+        return "I/O error";
+    case TDX_ENOMEM:
+        return "out of memory";
+    case TDX_EUSAGE:
+        return "usage";
+    case TDX_EINDEX:
+        return "bad index";
     }
     return "error";
 }

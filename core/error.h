@@ -39,7 +39,10 @@ int tdx_verrf(tdx_err *e, int kind, uint64_t offset, const char *fmt, va_list ap
 #ifdef __clang_analyzer__
 /* The analyzer cannot see into error.c and would follow paths where tdx_errf returns 0, so that
  * failed reads look like successes with unset outputs; this tells it the result is always -1. */
-static inline int tdx_err_fail_(int r) { (void)r; return -1; }
+static inline int tdx_err_fail_(int r) {
+    (void)r;
+    return -1;
+}
 #define tdx_errf(...) tdx_err_fail_(tdx_errf(__VA_ARGS__))
 #endif
 

@@ -43,8 +43,8 @@ int tdx_evbuf_grow_(tdx_evbuf *b);
 
 /* flags byte */
 enum {
-    TDX_EVB_RES_KIND = 3,        /* res_kind */
-    TDX_EVB_RES_SRC_SHIFT = 2,   /* 2 bits: res is 0 / args[0] / p / g; 0 with rare: stored */
+    TDX_EVB_RES_KIND = 3,          /* res_kind */
+    TDX_EVB_RES_SRC_SHIFT = 2,     /* 2 bits: res is 0 / args[0] / p / g; 0 with rare: stored */
     TDX_EVB_TSTACK_STACK = 1 << 4, /* tstack equals stack */
     TDX_EVB_CLOCK = 1 << 5,
     TDX_EVB_HAS_TSTACK = 1 << 6,
@@ -69,7 +69,7 @@ static inline uint64_t tdx_evb_ld64(const uint8_t *p) {
 /* Width code of v (the bytes it needs, 7 standing for 8). */
 static inline unsigned tdx_evb_code(uint64_t v) {
     unsigned n = (unsigned)(71 - __builtin_clzll(v | 1)) >> 3; /* 1..8 */
-    n -= n >> 3;                                              /* 8 -> 7 */
+    n -= n >> 3;                                               /* 8 -> 7 */
     return v ? n : 0;
 }
 
@@ -80,7 +80,9 @@ static const uint8_t tdx_evb_len[8] = {0, 1, 2, 3, 4, 5, 6, 8};
 static inline uint64_t tdx_evb_zz(int64_t v) {
     return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
 }
-static inline int64_t tdx_evb_unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+static inline int64_t tdx_evb_unzz(uint64_t v) {
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
 
 /* Stores field k (value v) at p and records its width code in codes (unrolled by hand: a loop over
  * an array of the fields went through memory and cost twice as much). */
@@ -95,7 +97,8 @@ static inline int64_t tdx_evb_unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(in
 
 /* Appends e; returns 0, or -1 when memory is exhausted. */
 static inline int tdx_evbuf_append(tdx_evbuf *b, const tdx_event *e) {
-    if (b->bytes.cap - b->bytes.n < TDX_EVB_MAXREC + TDX_EVBUF_SLACK && tdx_evbuf_grow_(b)) return -1;
+    if (b->bytes.cap - b->bytes.n < TDX_EVB_MAXREC + TDX_EVBUF_SLACK && tdx_evbuf_grow_(b))
+        return -1;
     uint8_t *start = b->bytes.v + b->bytes.n, *p = start + 8;
     uint64_t codes = 0;
     TDX_EVB_PUT(codes, 0, (uint64_t)e->time - (uint64_t)b->last);
@@ -109,7 +112,11 @@ static inline int tdx_evbuf_append(tdx_evbuf *b, const tdx_event *e) {
     TDX_EVB_PUT(codes, 8, e->str[0]);
     TDX_EVB_PUT(codes, 9, e->off - b->base_off);
     /* res and tstack by reference when they repeat another field (most transitions). */
-    unsigned src = e->res == 0 ? 0 : e->res == (int64_t)e->args[0] ? 1 : e->res == e->p ? 2 : e->res == e->g ? 3 : 0;
+    unsigned src = e->res == 0                     ? 0
+                   : e->res == (int64_t)e->args[0] ? 1
+                   : e->res == e->p                ? 2
+                   : e->res == e->g                ? 3
+                                                   : 0;
     uint64_t res = src == 0 ? tdx_evb_zz(e->res) : 0;
     unsigned tsame = e->tstack != 0 && e->tstack == e->stack;
     uint32_t tstack = tsame ? 0 : e->tstack;
@@ -147,9 +154,10 @@ typedef struct tdx_evbuf_iter {
 
 void tdx_evbuf_iter_init(tdx_evbuf_iter *it, const tdx_evbuf *b);
 
-/* Value mask and bytes per width code (code 0 loads the next field's bytes: they must mask to 0). */
-static const uint64_t tdx_evb_mask[8] = {0, 0xff, 0xffff, 0xffffff, 0xffffffffu, 0xffffffffffu,
-                                         0xffffffffffffu, UINT64_MAX};
+/* Value mask and bytes per width code (code 0 loads the next field's bytes: they must mask to 0).
+ */
+static const uint64_t tdx_evb_mask[8] = {0,           0xff,          0xffff,          0xffffff,
+                                         0xffffffffu, 0xffffffffffu, 0xffffffffffffu, UINT64_MAX};
 
 static inline uint64_t tdx_evb_get(const uint8_t **p, uint64_t codes, int k) {
     unsigned c = (unsigned)(codes >> (3 * k)) & 7;
@@ -200,10 +208,18 @@ static inline int tdx_evbuf_next(tdx_evbuf_iter *it, tdx_event *e) {
     }
     if (flags & TDX_EVB_TSTACK_STACK) e->tstack = e->stack;
     switch ((flags >> TDX_EVB_RES_SRC_SHIFT) & 3) {
-    case 0: e->res = tdx_evb_unzz(res); break;
-    case 1: e->res = (int64_t)e->args[0]; break;
-    case 2: e->res = e->p; break;
-    default: e->res = e->g; break;
+    case 0:
+        e->res = tdx_evb_unzz(res);
+        break;
+    case 1:
+        e->res = (int64_t)e->args[0];
+        break;
+    case 2:
+        e->res = e->p;
+        break;
+    default:
+        e->res = e->g;
+        break;
     }
     it->p = p;
     return 1;

@@ -63,18 +63,17 @@ const uint8_t tdx_type_kind_tab_[TDX_EV_NTYPES] = {
     [TDX_TYPE_SYNC] = TDX_KIND_SYNC,
 };
 
-
 const char *tdx_kind_name(int k) {
     static const char *const n[TDX_KIND_COUNT] = {
-        "Bad",        "Sync",       "Metric",    "Label",       "StackSample",
-        "RangeBegin", "RangeActive", "RangeEnd", "TaskBegin",   "TaskEnd",
-        "RegionBegin", "RegionEnd", "Log",       "StateTransition", "Experimental"};
+        "Bad",         "Sync",        "Metric",   "Label",           "StackSample",
+        "RangeBegin",  "RangeActive", "RangeEnd", "TaskBegin",       "TaskEnd",
+        "RegionBegin", "RegionEnd",   "Log",      "StateTransition", "Experimental"};
     return k >= 0 && k < TDX_KIND_COUNT ? n[k] : "Bad";
 }
 
 const char *tdx_gostate_name(int s) {
-    static const char *const n[] = {"Undetermined", "NotExist", "Runnable", "Running", "Waiting",
-                                    "Syscall"};
+    static const char *const n[] = {"Undetermined", "NotExist", "Runnable",
+                                    "Running",      "Waiting",  "Syscall"};
     return s >= 0 && s < 6 ? n[s] : "Bad";
 }
 
@@ -97,15 +96,20 @@ int tdx_range_name(const tdx_event *e, const tdx_gen *g, char *buf, size_t cap) 
     }
     case TDX_EV_GC_BEGIN:
     case TDX_EV_GC_ACTIVE:
-    case TDX_EV_GC_END: return snprintf(buf, cap, "GC concurrent mark phase");
+    case TDX_EV_GC_END:
+        return snprintf(buf, cap, "GC concurrent mark phase");
     case TDX_EV_GC_SWEEP_BEGIN:
     case TDX_EV_GC_SWEEP_ACTIVE:
-    case TDX_EV_GC_SWEEP_END: return snprintf(buf, cap, "GC incremental sweep");
-    default: return snprintf(buf, cap, "GC mark assist");
+    case TDX_EV_GC_SWEEP_END:
+        return snprintf(buf, cap, "GC incremental sweep");
+    default:
+        return snprintf(buf, cap, "GC mark assist");
     }
 }
 
-static int quote(tdx_buf *out, tdx_str s) { return tdx_go_quote(out, s.p, s.n); }
+static int quote(tdx_buf *out, tdx_str s) {
+    return tdx_go_quote(out, s.p, s.n);
+}
 
 static void print_stack(tdx_buf *out, const tdx_gen *g, uint32_t stack) {
     if (!g || stack >= g->stacks.n) return;
@@ -183,16 +187,22 @@ int tdx_event_format(tdx_buf *out, const tdx_event *e, const tdx_gen *g) {
         switch (e->type) {
         case TDX_EV_GC_BEGIN:
         case TDX_EV_GC_ACTIVE:
-        case TDX_EV_GC_END: tdx_buf_append(out, " Scope=None", 11); break;
+        case TDX_EV_GC_END:
+            tdx_buf_append(out, " Scope=None", 11);
+            break;
         case TDX_EV_GC_SWEEP_ACTIVE:
             tdx_buf_printf(out, " Scope=Proc(%" PRId64 ")", (int64_t)e->args[0]);
             break;
         case TDX_EV_GC_SWEEP_BEGIN:
-        case TDX_EV_GC_SWEEP_END: tdx_buf_printf(out, " Scope=Proc(%" PRId64 ")", e->p); break;
+        case TDX_EV_GC_SWEEP_END:
+            tdx_buf_printf(out, " Scope=Proc(%" PRId64 ")", e->p);
+            break;
         case TDX_EV_GC_MARK_ASSIST_ACTIVE:
             tdx_buf_printf(out, " Scope=Goroutine(%" PRId64 ")", (int64_t)e->args[0]);
             break;
-        default: tdx_buf_printf(out, " Scope=Goroutine(%" PRId64 ")", e->g); break;
+        default:
+            tdx_buf_printf(out, " Scope=Goroutine(%" PRId64 ")", e->g);
+            break;
         }
         if (e->kind == TDX_KIND_RANGE_END) {
             tdx_buf_append(out, " Attributes=[", 13);
@@ -260,7 +270,8 @@ int tdx_event_format(tdx_buf *out, const tdx_event *e, const tdx_gen *g) {
             rfc3339nano(out, e->args[3], e->sync_nsec);
         }
         break;
-    default: break;
+    default:
+        break;
     }
     /* A CPU sample always carries a stack handle in Go, even with id 0. */
     if (e->stack || e->kind == TDX_KIND_STACK_SAMPLE) {

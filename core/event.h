@@ -29,15 +29,21 @@ enum tdx_kind {
 };
 
 /* API goroutine states (Go's GoState). */
-enum { TDX_GO_UNDETERMINED = 0, TDX_GO_NOTEXIST, TDX_GO_RUNNABLE, TDX_GO_RUNNING, TDX_GO_WAITING,
-       TDX_GO_SYSCALL };
+enum {
+    TDX_GO_UNDETERMINED = 0,
+    TDX_GO_NOTEXIST,
+    TDX_GO_RUNNABLE,
+    TDX_GO_RUNNING,
+    TDX_GO_WAITING,
+    TDX_GO_SYSCALL
+};
 /* API proc states (Go's ProcState). */
 enum { TDX_PROC_UNDETERMINED = 0, TDX_PROC_NOTEXIST, TDX_PROC_RUNNING, TDX_PROC_IDLE };
 /* Resource kinds. */
 enum { TDX_RES_NONE = 0, TDX_RES_GOROUTINE, TDX_RES_PROC, TDX_RES_THREAD };
 
-#define TDX_NO_ID (-1)            /* NoGoroutine, NoProc, NoThread */
-#define TDX_NO_TASK UINT64_MAX    /* NoTask */
+#define TDX_NO_ID (-1)         /* NoGoroutine, NoProc, NoThread */
+#define TDX_NO_TASK UINT64_MAX /* NoTask */
 #define TDX_EV_CPU_TYPE TDX_EV_CPU_SAMPLE
 
 /* Event type code of a Sync event (wire type 50 is the Sync marker; no timed event uses it). */
@@ -46,21 +52,21 @@ enum { TDX_RES_NONE = 0, TDX_RES_GOROUTINE, TDX_RES_PROC, TDX_RES_THREAD };
 /* One ordered event. Strings and stacks are dense indexes into the tables of the generation the
  * event belongs to (tdx_gen); index 0 is the empty string / no stack. */
 typedef struct tdx_event {
-    int64_t time;    /* ns, strictly increasing once the stream-wide fix-up is applied */
-    int64_t m, p, g; /* execution context (TDX_NO_ID = none); for transitions: before it */
-    uint64_t args[4]; /* wire arguments after dt, after Go's rewrites (see order.c) */
-    uint32_t stack;  /* the event's own stack */
-    uint32_t tstack; /* a state transition's stack */
-    uint32_t str[2]; /* the strings the details need (reason, label, name, category/message) */
-    uint8_t type;    /* wire type; TDX_TYPE_SYNC for Sync; TDX_EV_CPU_SAMPLE for samples */
-    uint8_t kind;    /* enum tdx_kind */
-    uint8_t res_kind; /* transitions: TDX_RES_GOROUTINE or TDX_RES_PROC */
-    uint8_t from, to; /* transitions: API states */
-    uint8_t has_clock; /* Sync: a clock snapshot follows in args (trace ns, mono, sec, nsec) */
+    int64_t time;       /* ns, strictly increasing once the stream-wide fix-up is applied */
+    int64_t m, p, g;    /* execution context (TDX_NO_ID = none); for transitions: before it */
+    uint64_t args[4];   /* wire arguments after dt, after Go's rewrites (see order.c) */
+    uint32_t stack;     /* the event's own stack */
+    uint32_t tstack;    /* a state transition's stack */
+    uint32_t str[2];    /* the strings the details need (reason, label, name, category/message) */
+    uint8_t type;       /* wire type; TDX_TYPE_SYNC for Sync; TDX_EV_CPU_SAMPLE for samples */
+    uint8_t kind;       /* enum tdx_kind */
+    uint8_t res_kind;   /* transitions: TDX_RES_GOROUTINE or TDX_RES_PROC */
+    uint8_t from, to;   /* transitions: API states */
+    uint8_t has_clock;  /* Sync: a clock snapshot follows in args (trace ns, mono, sec, nsec) */
     uint8_t has_tstack; /* transitions: Go attaches a stack handle even when tstack is 0 */
-    int64_t res;     /* transitions: the goroutine or proc */
+    int64_t res;        /* transitions: the goroutine or proc */
     uint64_t sync_nsec; /* Sync with clock: nanoseconds of the wall clock */
-    uint64_t off;    /* file offset of the wire event (0 for synthesized ones) */
+    uint64_t off;       /* file offset of the wire event (0 for synthesized ones) */
 } tdx_event;
 
 /* The kind Go reports for an event of wire type `type` (TDX_TYPE_SYNC: Sync). */

@@ -64,7 +64,9 @@ typedef struct {
     uint64_t base_off;
 } rd;
 
-static inline uint64_t rd_off(const rd *r) { return r->base_off + (uint64_t)(r->p - r->base); }
+static inline uint64_t rd_off(const rd *r) {
+    return r->base_off + (uint64_t)(r->p - r->base);
+}
 
 /* Reads a uvarint; on failure fills err with the bare cause, as bytes.Reader + ReadUvarint. */
 static int rd_uv(rd *r, uint64_t *v, tdx_err *err) {
@@ -85,11 +87,13 @@ static int add_strings(tdx_gen *g, const tdx_batch *b, tdx_err *err) {
     while (r.p < r.end) {
         uint64_t at = rd_off(&r);
         uint8_t t = *r.p++;
-        if (t != TDX_EV_STRING) return tdx_errf(err, TDX_EFORMAT, at, "expected string event, got %u", t);
+        if (t != TDX_EV_STRING)
+            return tdx_errf(err, TDX_EFORMAT, at, "expected string event, got %u", t);
         uint64_t id, len;
         if (rd_uv(&r, &id, err) || rd_uv(&r, &len, err)) return -1;
         if (len > 1024)
-            return tdx_errf(err, TDX_EFORMAT, at, "invalid string size %" PRIu64 ", maximum is 1024", len);
+            return tdx_errf(err, TDX_EFORMAT, at,
+                            "invalid string size %" PRIu64 ", maximum is 1024", len);
         size_t avail = (size_t)(r.end - r.p);
         if (len > avail)
             return tdx_errf(err, TDX_EFORMAT, rd_off(&r),
@@ -100,10 +104,12 @@ static int add_strings(tdx_gen *g, const tdx_batch *b, tdx_err *err) {
         if (existing != UINT32_MAX) {
             tdx_str e = g->strings.v[existing];
             return tdx_errf(err, TDX_EFORMAT, at,
-                            "multiple strings with the same ID: id=%" PRIu64 ", new=%.*s, existing=%.*s",
+                            "multiple strings with the same ID: id=%" PRIu64
+                            ", new=%.*s, existing=%.*s",
                             id, (int)s.n, (const char *)s.p, (int)e.n, (const char *)e.p);
         }
-        if (tdx_hmap_put(&g->string_ids, id, (uint32_t)g->strings.n) || tdx_vec_push(&g->strings, s))
+        if (tdx_hmap_put(&g->string_ids, id, (uint32_t)g->strings.n) ||
+            tdx_vec_push(&g->strings, s))
             return OOM(err);
     }
     return 0;
@@ -129,11 +135,13 @@ static int add_stacks(tdx_gen *g, const tdx_batch *b, pc_cache *pcc, tdx_err *er
     while (r.p < r.end) {
         uint64_t at = rd_off(&r);
         uint8_t t = *r.p++;
-        if (t != TDX_EV_STACK) return tdx_errf(err, TDX_EFORMAT, at, "expected stack event, got %u", t);
+        if (t != TDX_EV_STACK)
+            return tdx_errf(err, TDX_EFORMAT, at, "expected stack event, got %u", t);
         uint64_t id, nframes;
         if (rd_uv(&r, &id, err) || rd_uv(&r, &nframes, err)) return -1;
         if (nframes > 128)
-            return tdx_errf(err, TDX_EFORMAT, at, "invalid stack size %" PRIu64 ", maximum is 128", nframes);
+            return tdx_errf(err, TDX_EFORMAT, at, "invalid stack size %" PRIu64 ", maximum is 128",
+                            nframes);
         tdx_stack st = {id, (uint32_t)g->stack_frames.n, (uint32_t)nframes};
         for (uint64_t i = 0; i < nframes; i++) {
             uint64_t v[4];
@@ -149,8 +157,8 @@ static int add_stacks(tdx_gen *g, const tdx_batch *b, pc_cache *pcc, tdx_err *er
                     int n = tdx_uvarint(r.p, r.end, &v[k]);
                     if (n < 0)
                         return tdx_errf(err, TDX_EFORMAT, rd_off(&r),
-                                        "reading frame %" PRIu64 "'s %s for stack %" PRIu64 ": %s", i + 1,
-                                        field[k], id, tdx_varint_strerror(n));
+                                        "reading frame %" PRIu64 "'s %s for stack %" PRIu64 ": %s",
+                                        i + 1, field[k], id, tdx_varint_strerror(n));
                     r.p += n;
                 }
             }
@@ -177,9 +185,10 @@ static int add_stacks(tdx_gen *g, const tdx_batch *b, pc_cache *pcc, tdx_err *er
             tdx_buf a = {0}, e = {0};
             print_stack_pcs(g, &st, &a);
             if (existing) print_stack_pcs(g, &g->stacks.v[existing], &e);
-            tdx_errf(err, TDX_EFORMAT, at,
-                     "multiple trace.stacks with the same ID: id=%" PRIu64 ", new=%.*s, existing=%.*s",
-                     id, (int)a.n, a.v ? (const char *)a.v : "", (int)e.n, e.v ? (const char *)e.v : "");
+            tdx_errf(
+                err, TDX_EFORMAT, at,
+                "multiple trace.stacks with the same ID: id=%" PRIu64 ", new=%.*s, existing=%.*s",
+                id, (int)a.n, a.v ? (const char *)a.v : "", (int)e.n, e.v ? (const char *)e.v : "");
             tdx_vec_free(&a);
             tdx_vec_free(&e);
             return -1;
@@ -217,14 +226,16 @@ static int set_sync(tdx_gen *g, const tdx_batch *b, bool *have_freq, tdx_err *er
         uint64_t at = rd_off(&r);
         uint8_t t = *r.p++;
         if (t == TDX_EV_FREQUENCY) {
-            if (*have_freq) return tdx_errf(err, TDX_EFORMAT, at, "found multiple frequency events");
+            if (*have_freq)
+                return tdx_errf(err, TDX_EFORMAT, at, "found multiple frequency events");
             uint64_t f;
             if (rd_uv(&r, &f, err)) return -1;
             *have_freq = true;
             g->freq = f;
             g->ns_per_tick = 1.0 / ((double)f / 1e9);
         } else if (t == TDX_EV_CLOCK_SNAPSHOT && g->version >= 25) {
-            if (g->has_clock) return tdx_errf(err, TDX_EFORMAT, at, "found multiple clock snapshot events");
+            if (g->has_clock)
+                return tdx_errf(err, TDX_EFORMAT, at, "found multiple clock snapshot events");
             g->has_clock = true;
             uint64_t dt;
             if (rd_uv(&r, &dt, err)) return -1;
@@ -234,7 +245,8 @@ static int set_sync(tdx_gen *g, const tdx_batch *b, bool *have_freq, tdx_err *er
                 rd_uv(&r, &g->snap_nsec, err))
                 return -1;
         } else {
-            return tdx_errf(err, TDX_EFORMAT, at, "expected frequency or clock snapshot event, got %u", t);
+            return tdx_errf(err, TDX_EFORMAT, at,
+                            "expected frequency or clock snapshot event, got %u", t);
         }
     }
     return 0;
@@ -309,7 +321,9 @@ int tdx_gen_load(tdx_gen *g, tdx_err *err) {
     for (uint32_t i = 0; i < fr->batches.n && !rc; i++) {
         const tdx_batch *b = &fr->batches.v[i];
         switch (b->kind) {
-        case TDX_BATCH_STRINGS: rc = add_strings(g, b, err); break;
+        case TDX_BATCH_STRINGS:
+            rc = add_strings(g, b, err);
+            break;
         case TDX_BATCH_STACKS:
             if (!pcc && !(pcc = calloc(1, sizeof *pcc))) {
                 rc = OOM(err);
@@ -317,14 +331,20 @@ int tdx_gen_load(tdx_gen *g, tdx_err *err) {
             }
             rc = add_stacks(g, b, pcc, err);
             break;
-        case TDX_BATCH_CPU: rc = add_samples(g, b, err); break;
-        case TDX_BATCH_SYNC: rc = set_sync(g, b, &have_freq, err); break;
+        case TDX_BATCH_CPU:
+            rc = add_samples(g, b, err);
+            break;
+        case TDX_BATCH_SYNC:
+            rc = set_sync(g, b, &have_freq, err);
+            break;
         case TDX_BATCH_EXPERIMENTAL: {
             tdx_expbatch e = {b->exp, b->m, b->data_off, b->size};
             if (tdx_vec_push(&g->exp, e)) rc = OOM(err);
             break;
         }
-        default: rc = add_event_batch(g, i, &thread_of, &last_of, err); break;
+        default:
+            rc = add_event_batch(g, i, &thread_of, &last_of, err);
+            break;
         }
     }
     tdx_hmap_free(&thread_of);
@@ -342,7 +362,8 @@ int tdx_gen_load(tdx_gen *g, tdx_err *err) {
         return tdx_errf(err, TDX_EFORMAT, fr->end_off, "invalid frequency: 0 ticks per second");
     if (g->version >= 25 && !g->has_clock)
         return tdx_errf(err, TDX_EFORMAT, fr->end_off, "no clock snapshot event found");
-    if (build_direct(&g->string_ids, &g->string_direct) || build_direct(&g->stack_ids, &g->stack_direct))
+    if (build_direct(&g->string_ids, &g->string_direct) ||
+        build_direct(&g->stack_ids, &g->stack_direct))
         return OOM(err);
     /* Every frame's names must resolve. Stacks share most frames, so resolve each distinct frame
      * once; only when one fails, look for the first failure in stack order (Go's message). */

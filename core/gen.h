@@ -19,19 +19,19 @@ typedef struct tdx_str {
 typedef struct tdx_frame {
     uint64_t pc;
     uint64_t line;
-    uint32_t func; /* dense string index */
-    uint32_t file; /* dense string index */
+    uint32_t func;             /* dense string index */
+    uint32_t file;             /* dense string index */
     uint64_t func_id, file_id; /* wire string ids, checked once the generation is loaded */
 } tdx_frame;
 
 typedef struct tdx_stack {
-    uint64_t id;      /* wire stack id */
-    uint32_t first;   /* index into gen.stack_frames */
+    uint64_t id;    /* wire stack id */
+    uint32_t first; /* index into gen.stack_frames */
     uint32_t nframes;
 } tdx_stack;
 
 typedef struct tdx_cpusample {
-    int64_t time; /* ns */
+    int64_t time;     /* ns */
     uint64_t m, p, g; /* wire values; g 0 means none */
     uint64_t stack;   /* wire stack id */
     uint64_t off;     /* file offset of the sample */
@@ -56,15 +56,16 @@ typedef struct tdx_gen {
     int version;
     tdx_genframe frame; /* batches and framing errors (owned) */
     /* time base */
-    uint64_t freq;     /* ticks per second */
+    uint64_t freq; /* ticks per second */
     double ns_per_tick;
     bool has_clock;
     uint64_t snap_ticks, snap_mono, snap_sec, snap_nsec;
     /* tables: dense index 0 is the empty string / the empty stack */
     TDX_VEC(tdx_str) strings;
     tdx_hmap string_ids; /* wire id -> dense index */
-    uint32_t nwire_strings; /* strings[0..nwire_strings) come from the trace, later ones are extra */
-    tdx_hmap extra_ids;  /* content hash -> dense index of extra strings */
+    uint32_t
+        nwire_strings;  /* strings[0..nwire_strings) come from the trace, later ones are extra */
+    tdx_hmap extra_ids; /* content hash -> dense index of extra strings */
     TDX_VEC(tdx_stack) stacks;
     tdx_hmap stack_ids;
     TDX_VEC(uint32_t) stack_frames; /* frame indexes */
@@ -73,7 +74,8 @@ typedef struct tdx_gen {
     TDX_VEC(tdx_cpusample) samples;
     TDX_VEC(tdx_expbatch) exp;
     TDX_VEC(tdx_thread_batches) threads;
-    TDX_VEC(uint32_t) next_batch; /* per batch: next event batch of the same thread, or UINT32_MAX */
+    TDX_VEC(uint32_t)
+    next_batch; /* per batch: next event batch of the same thread, or UINT32_MAX */
     tdx_arena arena;
     /* Direct maps wire id -> dense index, built once a generation is loaded when its ids are
      * compact (Go numbers them from 1): every event resolves a stack or string id, and an array

@@ -1,5 +1,6 @@
 /* hmap.h: an open-addressing hash map from 64-bit keys to 32-bit values.
- * Used for every sparse id (strings, stacks, goroutines, threads): ids may be huge, never index by them. */
+ * Used for every sparse id (strings, stacks, goroutines, threads): ids may be huge, never index by
+ * them. */
 #ifndef TDX_HMAP_H
 #define TDX_HMAP_H
 

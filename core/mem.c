@@ -13,7 +13,9 @@ struct tdx_arena_chunk {
 
 enum { ARENA_MIN = 64 * 1024 };
 
-void tdx_arena_init(tdx_arena *a) { memset(a, 0, sizeof *a); }
+void tdx_arena_init(tdx_arena *a) {
+    memset(a, 0, sizeof *a);
+}
 
 void tdx_arena_free(tdx_arena *a) {
     tdx_arena_chunk *c = a->head;

@@ -12,9 +12,9 @@
 typedef struct tdx_arena_chunk tdx_arena_chunk;
 typedef struct tdx_arena {
     tdx_arena_chunk *head;
-    size_t used;   /* bytes used in head */
-    size_t cap;    /* capacity of head */
-    size_t total;  /* bytes held by all chunks (for accounting) */
+    size_t used;  /* bytes used in head */
+    size_t cap;   /* capacity of head */
+    size_t total; /* bytes held by all chunks (for accounting) */
 } tdx_arena;
 
 void tdx_arena_init(tdx_arena *a);
@@ -37,7 +37,9 @@ void *tdx_arena_memdup(tdx_arena *a, const void *p, size_t n);
 int tdx_vec_grow_(void **v, size_t *cap, size_t want, size_t elem);
 
 #define tdx_vec_reserve(vec, want)                                                                 \
-    ((want) <= (vec)->cap ? 0 : tdx_vec_grow_((void **)&(vec)->v, &(vec)->cap, (want), sizeof *(vec)->v))
+    ((want) <= (vec)->cap                                                                          \
+         ? 0                                                                                       \
+         : tdx_vec_grow_((void **)&(vec)->v, &(vec)->cap, (want), sizeof *(vec)->v))
 /* Appends one element; evaluates to 0, or -1 when memory is exhausted. */
 #define tdx_vec_push(vec, x)                                                                       \
     (tdx_vec_reserve((vec), (vec)->n + 1) ? -1 : ((vec)->v[(vec)->n++] = (x), 0))

@@ -101,9 +101,9 @@ typedef struct assume {
 
 typedef struct cursor {
     uint64_t m;
-    uint32_t mslot; /* index of the thread's working record + 1, 0 until first used */
-    uint32_t batch; /* current batch index, UINT32_MAX when exhausted */
-    bool loaded;    /* p/end/base describe `batch` */
+    uint32_t mslot;         /* index of the thread's working record + 1, 0 until first used */
+    uint32_t batch;         /* current batch index, UINT32_MAX when exhausted */
+    bool loaded;            /* p/end/base describe `batch` */
     const uint8_t *p, *end; /* unread bytes of the current batch */
     const uint8_t *base;    /* the current batch's payload */
     uint64_t data_off;      /* its file offset */
@@ -144,12 +144,18 @@ struct tdx_order {
     /* Goroutine id -> index into gs: open addressing with id and index side by side, so a probe
      * touches one cache line (tdx_hmap keeps keys and values apart: two misses per lookup, which
      * showed with tens of thousands of goroutines per generation). Cleared every generation. */
-    struct gslot { uint64_t id; uint32_t idx1; } *gt; /* idx1 = index + 1, 0 = free */
+    struct gslot {
+        uint64_t id;
+        uint32_t idx1;
+    } * gt; /* idx1 = index + 1, 0 = free */
     size_t gt_cap, gt_n;
     unsigned gt_shift; /* 64 - log2(gt_cap) */
     /* Direct-mapped caches in front of the maps: most lookups hit the few ids in use right now.
      * Entries hold index + 1 (0 = empty); records never move index within a generation. */
-    struct { uint64_t id; uint32_t idx1; } gcache[512], pcache[64];
+    struct {
+        uint64_t id;
+        uint32_t idx1;
+    } gcache[512], pcache[64];
     TDX_VEC(wp) ps;
     tdx_hmap p_idx;
     TDX_VEC(wm) ms;
@@ -184,7 +190,8 @@ tdx_order *tdx_order_new(void) {
     if (!o) return NULL;
     memset(o->nargs, 0xff, sizeof o->nargs);
     for (unsigned t = 0; t < TDX_EV_NTYPES; t++)
-        if (tdx_specs[t].nargs > 0 && tdx_specs[t].timed) o->nargs[t] = (uint8_t)(tdx_specs[t].nargs - 1);
+        if (tdx_specs[t].nargs > 0 && tdx_specs[t].timed)
+            o->nargs[t] = (uint8_t)(tdx_specs[t].nargs - 1);
     return o;
 }
 
@@ -229,7 +236,9 @@ void tdx_order_free(tdx_order *o) {
     free(o);
 }
 
-uint64_t tdx_order_nevents(const tdx_order *o) { return o->nemitted; }
+uint64_t tdx_order_nevents(const tdx_order *o) {
+    return o->nemitted;
+}
 
 void tdx_order_span(const tdx_order *o, int64_t *first, int64_t *last) {
     *first = o->first_local;
@@ -327,7 +336,8 @@ static int g_status(tdx_order *o, wg *r, int hint) {
         r->exists = c != NULL;
         r->status = c ? c->status : 0;
     } else {
-        if (hint == HINT_NONE) return o->why = "goroutine state read without a status event", R_SPEC;
+        if (hint == HINT_NONE)
+            return o->why = "goroutine state read without a status event", R_SPEC;
         r->exists = hint != HINT_ABSENT;
         r->status = hint >= 0 ? (uint8_t)hint : 0;
         if (log_assume(o, A_G, r->id, r->exists, r->status)) return R_ERROR;
@@ -576,7 +586,8 @@ static bool cursor_load(tdx_order *o, cursor *c) {
 
 /* The error for an event whose type byte t has no timed spec. */
 static int bad_type(uint8_t t, uint64_t at, tdx_err *err) {
-    if (t >= TDX_EV_NTYPES) return tdx_errf(err, TDX_EFORMAT, at, "found invalid event type: %u", t);
+    if (t >= TDX_EV_NTYPES)
+        return tdx_errf(err, TDX_EFORMAT, at, "found invalid event type: %u", t);
     return tdx_errf(err, TDX_EFORMAT, at, "found event without a timestamp: type=%u", t);
 }
 
@@ -656,7 +667,9 @@ static void m_guess(tdx_order *o, wm *r) {
 
 /* ---- the frontier heap (exact tie behaviour matters) ---- */
 
-static inline int64_t htime(const tdx_order *o, size_t i) { return o->hk.v[i]; }
+static inline int64_t htime(const tdx_order *o, size_t i) {
+    return o->hk.v[i];
+}
 
 static inline void hswap(tdx_order *o, size_t a, size_t b) {
     uint32_t t = o->heap.v[a];
@@ -764,12 +777,18 @@ typedef struct ctx {
 
 static int check_ctx(ctx c, int rm, int rp, int rg, uint64_t off, tdx_err *err) {
     const char *msg = NULL;
-    if (rm == MUST && c.m == NO_ID) msg = "expected a thread but didn't have one";
-    else if (rm == MUST_NOT && c.m != NO_ID) msg = "expected no thread but had one";
-    else if (rp == MUST && c.p == NO_ID) msg = "expected a proc but didn't have one";
-    else if (rp == MUST_NOT && c.p != NO_ID) msg = "expected no proc but had one";
-    else if (rg == MUST && c.g == NO_ID) msg = "expected a goroutine but didn't have one";
-    else if (rg == MUST_NOT && c.g != NO_ID) msg = "expected no goroutine but had one";
+    if (rm == MUST && c.m == NO_ID)
+        msg = "expected a thread but didn't have one";
+    else if (rm == MUST_NOT && c.m != NO_ID)
+        msg = "expected no thread but had one";
+    else if (rp == MUST && c.p == NO_ID)
+        msg = "expected a proc but didn't have one";
+    else if (rp == MUST_NOT && c.p != NO_ID)
+        msg = "expected no proc but had one";
+    else if (rg == MUST && c.g == NO_ID)
+        msg = "expected a goroutine but didn't have one";
+    else if (rg == MUST_NOT && c.g != NO_ID)
+        msg = "expected no goroutine but had one";
     if (!msg) return 0;
     tdx_errf(err, TDX_EVALIDATE, off, "%s", msg);
     return R_ERROR;
@@ -792,7 +811,9 @@ static const char *evname(const tdx_order *o, uint8_t t, char *buf) {
 }
 
 /* Whether counter (gen, n) succeeds a working record's counter. */
-static inline bool seq_ok(uint8_t valid, uint64_t have, uint64_t n) { return valid && n == have + 1; }
+static inline bool seq_ok(uint8_t valid, uint64_t have, uint64_t n) {
+    return valid && n == have + 1;
+}
 
 static bool has_range(const tdx_rangevec *v, uint8_t typ, uint64_t desc) {
     for (size_t i = 0; i < v->n; i++)
@@ -803,12 +824,14 @@ static bool has_range(const tdx_rangevec *v, uint8_t typ, uint64_t desc) {
 static int begin_range(tdx_rangevec *v, uint8_t typ, uint64_t desc, tdx_str name, const cursor *cu,
                        tdx_err *err) {
     if (has_range(v, typ, desc))
-        return VERR("discovered event already in-flight for when starting event %s", tdx_specs[typ].name);
+        return VERR("discovered event already in-flight for when starting event %s",
+                    tdx_specs[typ].name);
     tdx_range r = {typ, desc, name};
     return tdx_vec_push(v, r) ? OOM(err) : 0;
 }
 
-static int active_range(tdx_rangevec *v, uint8_t typ, bool initial, const cursor *cu, tdx_err *err) {
+static int active_range(tdx_rangevec *v, uint8_t typ, bool initial, const cursor *cu,
+                        tdx_err *err) {
     if (initial) {
         if (has_range(v, typ, 0))
             return VERR("found named active range already in first gen: {%u 0}", typ);
@@ -871,7 +894,8 @@ static int rs_begin(tdx_order *o, rset *rs, uint8_t akind, uint64_t id, uint8_t 
         *cs = CS_ABSENT;
     }
     if (*cs == CS_PRESENT || has_range(&rs->v, typ, desc))
-        return VERR("discovered event already in-flight for when starting event %s", tdx_specs[typ].name);
+        return VERR("discovered event already in-flight for when starting event %s",
+                    tdx_specs[typ].name);
     tdx_range r = {typ, desc, name};
     if (tdx_vec_push(&rs->v, r) || rs_op(rs, OP_BEGIN, r)) return OOM(err);
     return 0;
@@ -933,7 +957,9 @@ static int string_for_rule(tdx_order *o, uint64_t id, uint8_t type, tdx_str *out
     return 0;
 }
 
-static bool str_eq(tdx_str a, tdx_str b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
+static bool str_eq(tdx_str a, tdx_str b) {
+    return a.n == b.n && memcmp(a.p, b.p, a.n) == 0;
+}
 
 /* ---- the rules (order.go) ---- */
 
@@ -984,10 +1010,12 @@ static int adv_proc_status(tdx_order *o, cursor *cu, wm *ms, ctx cur, ctx *nc, t
             const tdx_cm *best = NULL;
             for (size_t i = 0; i < o->carry->ms.n; i++) {
                 const tdx_cm *c = &o->carry->ms.v[i];
-                if (c->p == (int64_t)pid && tdx_hmap_get(&o->m_idx, c->id) == TDX_HMAP_EMPTY) best = c;
+                if (c->p == (int64_t)pid && tdx_hmap_get(&o->m_idx, c->id) == TDX_HMAP_EMPTY)
+                    best = c;
             }
             if (!best)
-                return VERR("failed to find sched context for proc %" PRId64 " that's about to be stolen",
+                return VERR("failed to find sched context for proc %" PRId64
+                            " that's about to be stolen",
                             (int64_t)pid);
             outc = (ctx){(int64_t)best->id, (int64_t)pid, best->g};
         }
@@ -1025,7 +1053,8 @@ static int adv_proc_stop(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
     wp *s = cur.p == NO_ID ? NULL : wp_get(o, (uint64_t)cur.p);
     if (s) TRY(p_status(o, s, HINT_NONE));
     if (!s || !s->exists)
-        return VERR("event %s for proc (%" PRId64 ") that doesn't exist", evname(o, cu->type, nb), cur.p);
+        return VERR("event %s for proc (%" PRId64 ") that doesn't exist", evname(o, cu->type, nb),
+                    cur.p);
     if (s->status != PS_RUNNING && s->status != PS_SYSCALL)
         return VERR("%s event for proc that's not Running or Syscall", evname(o, cu->type, nb));
     CHECK(cur, MUST, MUST, MAY);
@@ -1043,7 +1072,8 @@ static int adv_proc_steal(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *e
     uint64_t pid = cu->args[0], seq = cu->args[1];
     wp *s = wp_find(o, pid);
     if (!s || s->st_fs == FS_UNKNOWN || !s->exists ||
-        (s->status != PS_SYSCALL && s->status != PS_ABANDONED) || !seq_ok(s->seq_valid, s->seq, seq))
+        (s->status != PS_SYSCALL && s->status != PS_ABANDONED) ||
+        !seq_ok(s->seq_valid, s->seq, seq))
         return R_DEFER;
     CHECK(cur, MUST, MAY, MAY);
     uint8_t old_status = s->status;
@@ -1062,8 +1092,9 @@ static int adv_proc_steal(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *e
     uint64_t mid = cu->args[2];
     if ((int64_t)mid == cur.m) {
         if (cur.p != (int64_t)pid)
-            return VERR("tried to self-steal proc %" PRId64 " (thread %" PRId64 "), but got proc %" PRId64
-                        " instead", (int64_t)pid, (int64_t)mid, cur.p);
+            return VERR("tried to self-steal proc %" PRId64 " (thread %" PRId64
+                        "), but got proc %" PRId64 " instead",
+                        (int64_t)pid, (int64_t)mid, cur.p);
         nc->p = NO_ID;
     } else {
         wm *v = wm_get(o, mid);
@@ -1078,8 +1109,9 @@ static int adv_proc_steal(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *e
         }
         TRY(m_p(o, v));
         if (v->p != (int64_t)pid)
-            return VERR("tried to steal proc %" PRId64 " from thread %" PRId64 ", but got proc %" PRId64
-                        " instead", (int64_t)pid, (int64_t)mid, v->p);
+            return VERR("tried to steal proc %" PRId64 " from thread %" PRId64
+                        ", but got proc %" PRId64 " instead",
+                        (int64_t)pid, (int64_t)mid, v->p);
         m_set_p(v, NO_ID);
     }
     e = push(o, TDX_EV_PROC_STEAL, cu, cur.m, cur.p, cur.g);
@@ -1099,16 +1131,18 @@ static int adv_go_status(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
     TRY(g_status(o, s, o->initial ? HINT_NONE : (int)status));
     if (s->exists) {
         if (s->status != status)
-            return VERR("inconsistent status for goroutine %" PRId64 ": old %s vs. new %s", (int64_t)gid,
-                        gostatus_name(s->status), gostatus_name((unsigned)status));
+            return VERR("inconsistent status for goroutine %" PRId64 ": old %s vs. new %s",
+                        (int64_t)gid, gostatus_name(s->status), gostatus_name((unsigned)status));
         s->seq_valid = 1;
         s->seq = 0;
     } else if (o->initial) {
         g_create(s, (uint8_t)status, 0);
         old = TDX_GO_UNDETERMINED;
     } else {
-        return VERR("found goroutine status for new goroutine after the first generation: id=%" PRId64
-                    " status=%s", (int64_t)gid, gostatus_name((unsigned)status));
+        return VERR(
+            "found goroutine status for new goroutine after the first generation: id=%" PRId64
+            " status=%s",
+            (int64_t)gid, gostatus_name((unsigned)status));
     }
     *nc = cur;
     ctx outc = cur;
@@ -1120,7 +1154,8 @@ static int adv_go_status(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
         if ((int64_t)mid == cur.m) {
             if (!o->initial && cur.g != (int64_t)gid)
                 return VERR("inconsistent thread for syscalling goroutine %" PRId64
-                            ": thread has goroutine %" PRId64, (int64_t)gid, cur.g);
+                            ": thread has goroutine %" PRId64,
+                            (int64_t)gid, cur.g);
             nc->g = (int64_t)gid;
         } else {
             wm *v = wm_get(o, mid);
@@ -1135,7 +1170,8 @@ static int adv_go_status(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
                 TRY(m_g(o, v));
                 if (v->g != (int64_t)gid)
                     return VERR("inconsistent thread for syscalling goroutine %" PRId64
-                                ": thread has goroutine %" PRId64, (int64_t)gid, v->g);
+                                ": thread has goroutine %" PRId64,
+                                (int64_t)gid, v->g);
                 outc.g = v->g;
             } else {
                 v->exists = 1;
@@ -1167,7 +1203,8 @@ static int adv_go_create(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *er
     wg *s = wg_get(o, ng);
     if (!s) return OOM(err);
     TRY(g_status(o, s, HINT_ABSENT));
-    if (s->exists) return VERR("tried to create goroutine (%" PRId64 ") that already exists", (int64_t)ng);
+    if (s->exists)
+        return VERR("tried to create goroutine (%" PRId64 ") that already exists", (int64_t)ng);
     bool blocked = cu->type == TDX_EV_GO_CREATE_BLOCKED;
     g_create(s, blocked ? GS_WAITING : GS_RUNNABLE, 0);
     *nc = cur;
@@ -1184,7 +1221,8 @@ static int cur_g(tdx_order *o, cursor *cu, ctx cur, uint8_t want, const char *st
     wg *s = cur.g == NO_ID ? NULL : wg_get(o, (uint64_t)cur.g);
     if (s) TRY(g_status(o, s, HINT_NONE));
     if (!s || !s->exists)
-        return VERR("event %s for goroutine (%" PRId64 ") that doesn't exist", evname(o, cu->type, nb), cur.g);
+        return VERR("event %s for goroutine (%" PRId64 ") that doesn't exist",
+                    evname(o, cu->type, nb), cur.g);
     if (s->status != want)
         return VERR("%s event for goroutine that's not %s", evname(o, cu->type, nb), state_name);
     *out = s;
@@ -1311,15 +1349,19 @@ static int adv_syscall_begin(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err
     if (!p) return OOM(err);
     TRY(p_status(o, p, HINT_NONE));
     if (!p->exists)
-        return VERR("uninitialized proc %" PRId64 " found during %s", cur.p, evname(o, cu->type, nb));
+        return VERR("uninitialized proc %" PRId64 " found during %s", cur.p,
+                    evname(o, cu->type, nb));
     p->status = PS_SYSCALL;
     p->st_fs = FS_WRITTEN;
     uint64_t pseq = cu->args[0];
     if (!seq_ok(p->seq_valid, p->seq, pseq)) {
         char have[64];
-        if (p->seq_valid) snprintf(have, sizeof have, "%" PRIu64 " (gen=%" PRIu64 ")", p->seq, o->gen);
-        else snprintf(have, sizeof have, "? (gen<%" PRIu64 ")", o->gen);
-        return VERR("failed to advance %s: can't make sequence: %s -> %" PRIu64 " (gen=%" PRIu64 ")",
+        if (p->seq_valid)
+            snprintf(have, sizeof have, "%" PRIu64 " (gen=%" PRIu64 ")", p->seq, o->gen);
+        else
+            snprintf(have, sizeof have, "? (gen<%" PRIu64 ")", o->gen);
+        return VERR("failed to advance %s: can't make sequence: %s -> %" PRIu64 " (gen=%" PRIu64
+                    ")",
                     evname(o, cu->type, nb), have, pseq, o->gen);
     }
     p->seq = pseq;
@@ -1342,7 +1384,8 @@ static int adv_syscall_end(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *
     if (!p) return OOM(err);
     TRY(p_status(o, p, HINT_NONE));
     if (!p->exists)
-        return VERR("uninitialized proc %" PRId64 " found during %s", cur.p, evname(o, cu->type, nb));
+        return VERR("uninitialized proc %" PRId64 " found during %s", cur.p,
+                    evname(o, cu->type, nb));
     if (p->status != PS_SYSCALL)
         return VERR("expected proc %" PRId64 " in state Syscall, but got %s instead", cur.p,
                     procstatus_name(p->status));
@@ -1362,7 +1405,8 @@ static int adv_syscall_end_blocked(tdx_order *o, cursor *cu, ctx cur, ctx *nc, t
         if (!p) return OOM(err);
         TRY(p_status(o, p, HINT_NONE));
         if (!p->exists)
-            return VERR("uninitialized proc %" PRId64 " found during %s", cur.p, evname(o, cu->type, nb));
+            return VERR("uninitialized proc %" PRId64 " found during %s", cur.p,
+                        evname(o, cu->type, nb));
         if (p->status == PS_SYSCALL) return R_DEFER;
     }
     CHECK(cur, MUST, MAY, MUST);
@@ -1386,7 +1430,8 @@ static int adv_create_syscall(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_er
     if (!s) return OOM(err);
     TRY(g_status(o, s, HINT_ABSENT));
     if (s->exists)
-        return VERR("tried to create goroutine (%" PRId64 ") in syscall that already exists", (int64_t)ng);
+        return VERR("tried to create goroutine (%" PRId64 ") in syscall that already exists",
+                    (int64_t)ng);
     g_create(s, GS_SYSCALL, 0);
     *nc = cur;
     nc->g = (int64_t)ng;
@@ -1507,10 +1552,11 @@ static int adv_region(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err) 
     } else if (s->regions.n) {
         tdx_region top = s->regions.v[s->regions.n - 1];
         if (top.task != r.task || !str_eq(top.name, r.name))
-            return VERR("misuse of region in goroutine %" PRId64 ": region end {%" PRIu64 " %.*s} when the "
-                        "inner-most active region start event is {%" PRIu64 " %.*s}", cur.g, r.task,
-                        (int)r.name.n, (const char *)r.name.p, top.task, (int)top.name.n,
-                        (const char *)top.name.p);
+            return VERR("misuse of region in goroutine %" PRId64 ": region end {%" PRIu64
+                        " %.*s} when the "
+                        "inner-most active region start event is {%" PRIu64 " %.*s}",
+                        cur.g, r.task, (int)r.name.n, (const char *)r.name.p, top.task,
+                        (int)top.name.n, (const char *)top.name.p);
         s->regions.n--;
     }
     *nc = cur;
@@ -1533,7 +1579,8 @@ static int adv_gc(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err) {
             break;
         }
         if (seq != o->gc_seq + 1) return R_DEFER;
-        if (o->gc_state != TDX_GC_RUNNING) return VERR("encountered GCActive while GC was not in progress");
+        if (o->gc_state != TDX_GC_RUNNING)
+            return VERR("encountered GCActive while GC was not in progress");
         o->gc_seq = seq;
         o->gc_fs = FS_WRITTEN;
         CHECK(cur, MUST, MUST, MUST);
@@ -1582,7 +1629,8 @@ static int adv_sweep(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err) {
         wp *p = wp_get(o, pid);
         if (!p) return OOM(err);
         TRY(p_status(o, p, HINT_NONE));
-        if (!p->exists) return VERR("encountered GCSweepActive for unknown proc %" PRId64, (int64_t)pid);
+        if (!p->exists)
+            return VERR("encountered GCSweepActive for unknown proc %" PRId64, (int64_t)pid);
         TRY(p_ranges(o, p, TDX_EV_GC_SWEEP_BEGIN));
         if (rs_active(o, &p->rs, A_PRANGE, pid, TDX_EV_GC_SWEEP_BEGIN, cu, err)) return R_ERROR;
     } else {
@@ -1599,8 +1647,8 @@ static int adv_sweep(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err) {
             uint64_t desc;
             tdx_str name;
             bool carried;
-            if (rs_end(o, &p->rs, A_PRANGE, p->id, TDX_EV_GC_SWEEP_BEGIN, &desc, &name, &carried, cu,
-                       err))
+            if (rs_end(o, &p->rs, A_PRANGE, p->id, TDX_EV_GC_SWEEP_BEGIN, &desc, &name, &carried,
+                       cu, err))
                 return R_ERROR;
         }
     }
@@ -1618,9 +1666,11 @@ static int adv_go_range(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err
         if (!s) return OOM(err);
         TRY(g_status(o, s, HINT_NONE));
         if (!s->exists)
-            return VERR("uninitialized goroutine %" PRId64 " found during %s", (int64_t)gid, evname(o, t, nb));
+            return VERR("uninitialized goroutine %" PRId64 " found during %s", (int64_t)gid,
+                        evname(o, t, nb));
         TRY(g_ranges(o, s, TDX_EV_GC_MARK_ASSIST_BEGIN));
-        if (rs_active(o, &s->rs, A_GRANGE, gid, TDX_EV_GC_MARK_ASSIST_BEGIN, cu, err)) return R_ERROR;
+        if (rs_active(o, &s->rs, A_GRANGE, gid, TDX_EV_GC_MARK_ASSIST_BEGIN, cu, err))
+            return R_ERROR;
         *nc = cur;
         push(o, t, cu, cur.m, cur.p, cur.g);
         return R_ADVANCE;
@@ -1630,10 +1680,11 @@ static int adv_go_range(tdx_order *o, cursor *cu, ctx cur, ctx *nc, tdx_err *err
     if (!s) return OOM(err);
     TRY(g_status(o, s, HINT_NONE));
     if (!s->exists)
-        return VERR("encountered event of type %u without known state for current goroutine %" PRId64, t,
-                    cur.g);
+        return VERR(
+            "encountered event of type %u without known state for current goroutine %" PRId64, t,
+            cur.g);
     uint8_t rtyp = (t == TDX_EV_STW_BEGIN || t == TDX_EV_STW_END) ? TDX_EV_STW_BEGIN
-                                                                    : TDX_EV_GC_MARK_ASSIST_BEGIN;
+                                                                  : TDX_EV_GC_MARK_ASSIST_BEGIN;
     TRY(g_ranges(o, s, rtyp));
     qev *e;
     uint32_t extra = 0;
@@ -1700,44 +1751,90 @@ static int advance(tdx_order *o, cursor *cu, tdx_err *err) {
     switch (cu->type) {
     case TDX_EV_PROCS_CHANGE:
     case TDX_EV_GO_LABEL:
-    case TDX_EV_USER_LOG: rc = adv_simple(o, cu, cur, &nc, MUST, MUST, err); break;
+    case TDX_EV_USER_LOG:
+        rc = adv_simple(o, cu, cur, &nc, MUST, MUST, err);
+        break;
     case TDX_EV_HEAP_ALLOC:
-    case TDX_EV_HEAP_GOAL: rc = adv_simple(o, cu, cur, &nc, MUST, MAY, err); break;
-    case TDX_EV_PROC_START: rc = adv_proc_start(o, cu, cur, &nc, err); break;
-    case TDX_EV_PROC_STOP: rc = adv_proc_stop(o, cu, cur, &nc, err); break;
-    case TDX_EV_PROC_STEAL: rc = adv_proc_steal(o, cu, cur, &nc, err); break;
-    case TDX_EV_PROC_STATUS: rc = adv_proc_status(o, cu, ms, cur, &nc, err); break;
+    case TDX_EV_HEAP_GOAL:
+        rc = adv_simple(o, cu, cur, &nc, MUST, MAY, err);
+        break;
+    case TDX_EV_PROC_START:
+        rc = adv_proc_start(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_PROC_STOP:
+        rc = adv_proc_stop(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_PROC_STEAL:
+        rc = adv_proc_steal(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_PROC_STATUS:
+        rc = adv_proc_status(o, cu, ms, cur, &nc, err);
+        break;
     case TDX_EV_GO_CREATE:
-    case TDX_EV_GO_CREATE_BLOCKED: rc = adv_go_create(o, cu, cur, &nc, err); break;
-    case TDX_EV_GO_CREATE_SYSCALL: rc = adv_create_syscall(o, cu, cur, &nc, err); break;
-    case TDX_EV_GO_START: rc = adv_go_start(o, cu, cur, &nc, err); break;
+    case TDX_EV_GO_CREATE_BLOCKED:
+        rc = adv_go_create(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_GO_CREATE_SYSCALL:
+        rc = adv_create_syscall(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_GO_START:
+        rc = adv_go_start(o, cu, cur, &nc, err);
+        break;
     case TDX_EV_GO_DESTROY:
     case TDX_EV_GO_STOP:
-    case TDX_EV_GO_BLOCK: rc = adv_go_stop_exec(o, cu, cur, &nc, err); break;
-    case TDX_EV_GO_DESTROY_SYSCALL: rc = adv_destroy_syscall(o, cu, cur, &nc, err); break;
-    case TDX_EV_GO_UNBLOCK: rc = adv_go_unblock(o, cu, cur, &nc, err); break;
-    case TDX_EV_GO_SYSCALL_BEGIN: rc = adv_syscall_begin(o, cu, cur, &nc, err); break;
-    case TDX_EV_GO_SYSCALL_END: rc = adv_syscall_end(o, cu, cur, &nc, err); break;
-    case TDX_EV_GO_SYSCALL_END_BLOCKED: rc = adv_syscall_end_blocked(o, cu, cur, &nc, err); break;
+    case TDX_EV_GO_BLOCK:
+        rc = adv_go_stop_exec(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_GO_DESTROY_SYSCALL:
+        rc = adv_destroy_syscall(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_GO_UNBLOCK:
+        rc = adv_go_unblock(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_GO_SYSCALL_BEGIN:
+        rc = adv_syscall_begin(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_GO_SYSCALL_END:
+        rc = adv_syscall_end(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_GO_SYSCALL_END_BLOCKED:
+        rc = adv_syscall_end_blocked(o, cu, cur, &nc, err);
+        break;
     case TDX_EV_GO_STATUS:
-    case TDX_EV_GO_STATUS_STACK: rc = adv_go_status(o, cu, cur, &nc, err); break;
+    case TDX_EV_GO_STATUS_STACK:
+        rc = adv_go_status(o, cu, cur, &nc, err);
+        break;
     case TDX_EV_STW_BEGIN:
     case TDX_EV_STW_END:
     case TDX_EV_GC_MARK_ASSIST_ACTIVE:
     case TDX_EV_GC_MARK_ASSIST_BEGIN:
-    case TDX_EV_GC_MARK_ASSIST_END: rc = adv_go_range(o, cu, cur, &nc, err); break;
+    case TDX_EV_GC_MARK_ASSIST_END:
+        rc = adv_go_range(o, cu, cur, &nc, err);
+        break;
     case TDX_EV_GC_ACTIVE:
     case TDX_EV_GC_BEGIN:
-    case TDX_EV_GC_END: rc = adv_gc(o, cu, cur, &nc, err); break;
+    case TDX_EV_GC_END:
+        rc = adv_gc(o, cu, cur, &nc, err);
+        break;
     case TDX_EV_GC_SWEEP_ACTIVE:
     case TDX_EV_GC_SWEEP_BEGIN:
-    case TDX_EV_GC_SWEEP_END: rc = adv_sweep(o, cu, cur, &nc, err); break;
-    case TDX_EV_USER_TASK_BEGIN: rc = adv_task_begin(o, cu, cur, &nc, err); break;
-    case TDX_EV_USER_TASK_END: rc = adv_task_end(o, cu, cur, &nc, err); break;
+    case TDX_EV_GC_SWEEP_END:
+        rc = adv_sweep(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_USER_TASK_BEGIN:
+        rc = adv_task_begin(o, cu, cur, &nc, err);
+        break;
+    case TDX_EV_USER_TASK_END:
+        rc = adv_task_end(o, cu, cur, &nc, err);
+        break;
     case TDX_EV_USER_REGION_BEGIN:
-    case TDX_EV_USER_REGION_END: rc = adv_region(o, cu, cur, &nc, err); break;
+    case TDX_EV_USER_REGION_END:
+        rc = adv_region(o, cu, cur, &nc, err);
+        break;
     case TDX_EV_GO_SWITCH:
-    case TDX_EV_GO_SWITCH_DESTROY: rc = adv_go_switch(o, cu, cur, &nc, err); break;
+    case TDX_EV_GO_SWITCH_DESTROY:
+        rc = adv_go_switch(o, cu, cur, &nc, err);
+        break;
     default:
         if (cu->type >= TDX_EV_SPAN && cu->type <= TDX_EV_GOROUTINE_STACK_FREE) {
             rc = adv_simple(o, cu, cur, &nc, MAY, MAY, err);
@@ -1757,8 +1854,6 @@ static int advance(tdx_order *o, cursor *cu, tdx_err *err) {
 
 /* ---- post-processing and emission ---- */
 
-
-
 static int deliver(tdx_order *o, tdx_event *e, tdx_err *err) {
     /* Go's "strictly increasing" fix-up within the generation (the first event is the Sync). */
     int64_t t = e->time;
@@ -1771,7 +1866,8 @@ static int deliver(tdx_order *o, tdx_event *e, tdx_err *err) {
     }
     e->time = o->final_times ? tdx_time_floor(t, o->floor, o->nemitted) : t;
     o->nemitted++;
-    if (o->emit(o->emit_ctx, e, o->g)) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
+    if (o->emit(o->emit_ctx, e, o->g))
+        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
     return 0;
 }
 
@@ -1785,16 +1881,16 @@ static int finish_event(tdx_order *o, qev *q, tdx_err *err) {
         uint64_t id = e->args[(int)sp->stack_args[i]];
         uint32_t d = tdx_gen_stack(o->g, id);
         if (d == UINT32_MAX)
-            return tdx_errf(err, TDX_EVALIDATE, e->off, "found invalid stack ID %" PRIu64 " for event %s", id,
-                            sp->name);
+            return tdx_errf(err, TDX_EVALIDATE, e->off,
+                            "found invalid stack ID %" PRIu64 " for event %s", id, sp->name);
         stacks[i] = d;
     }
     for (int i = 0; i < 2 && sp->string_args[i] >= 0; i++) {
         uint64_t id = e->args[(int)sp->string_args[i]];
         uint32_t d = tdx_gen_string(o->g, id);
         if (d == UINT32_MAX)
-            return tdx_errf(err, TDX_EVALIDATE, e->off, "found invalid string ID %" PRIu64 " for event %s", id,
-                            sp->name);
+            return tdx_errf(err, TDX_EVALIDATE, e->off,
+                            "found invalid string ID %" PRIu64 " for event %s", id, sp->name);
         strs[i] = d;
     }
     e->stack = stacks[0];
@@ -1880,8 +1976,8 @@ static int emit_sample(tdx_order *o, const tdx_cpusample *s, tdx_err *err) {
     e.args[0] = s->stack;
     uint32_t d = tdx_gen_stack(o->g, s->stack);
     if (d == UINT32_MAX)
-        return tdx_errf(err, TDX_EVALIDATE, s->off, "found invalid stack ID %" PRIu64 " for event CPUSample",
-                        s->stack);
+        return tdx_errf(err, TDX_EVALIDATE, s->off,
+                        "found invalid stack ID %" PRIu64 " for event CPUSample", s->stack);
     e.stack = d;
     return deliver(o, &e, err);
 }
@@ -1895,8 +1991,10 @@ static int try_advance(tdx_order *o, size_t hi, tdx_err *err) {
     if (ok < 0) return R_ERROR;
     if (ok) {
         o->hk.v[hi] = c->time;
-        if (hi == 0) sift_down(o, 0); /* the usual case: nothing above the root */
-        else heap_update(o, hi);
+        if (hi == 0)
+            sift_down(o, 0); /* the usual case: nothing above the root */
+        else
+            heap_update(o, hi);
     } else {
         heap_remove(o, hi);
     }
@@ -1905,15 +2003,17 @@ static int try_advance(tdx_order *o, size_t hi, tdx_err *err) {
 
 static void dump_frontier(tdx_order *o, tdx_err *err) {
     char buf[sizeof err->msg];
-    size_t n = (size_t)snprintf(buf, sizeof buf, "broken trace: failed to advance: frontier:\n[gen=%" PRIu64 "]\n\n",
+    size_t n = (size_t)snprintf(buf, sizeof buf,
+                                "broken trace: failed to advance: frontier:\n[gen=%" PRIu64 "]\n\n",
                                 o->gen);
     for (size_t i = 0; i < o->heap.n && n < sizeof buf - 1; i++) {
         const cursor *c = &o->cur.v[o->heap.v[i]];
         const tdx_evspec *sp = &tdx_specs[c->type];
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "M %" PRId64 " [%s time=%" PRId64, (int64_t)c->m,
-                              sp->name, c->time);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "M %" PRId64 " [%s time=%" PRId64,
+                              (int64_t)c->m, sp->name, c->time);
         for (int k = 1; k < sp->nargs && n < sizeof buf - 1; k++)
-            n += (size_t)snprintf(buf + n, sizeof buf - n, " %s=%" PRIu64, sp->args[k], c->args[k - 1]);
+            n += (size_t)snprintf(buf + n, sizeof buf - n, " %s=%" PRIu64, sp->args[k],
+                                  c->args[k - 1]);
         if (n < sizeof buf - 1) n += (size_t)snprintf(buf + n, sizeof buf - n, "]\n");
     }
     uint64_t off = o->heap.n ? o->cur.v[o->heap.v[0]].ev_off : TDX_NO_OFFSET;
@@ -1976,8 +2076,7 @@ int tdx_order_generation(tdx_order *o, tdx_gen *g, const tdx_order_params *prm, 
     for (;;) {
         bool samples_left = o->next_sample < g->samples.n;
         if (o->heap.n == 0 && !samples_left) break;
-        if (samples_left &&
-            (o->heap.n == 0 || g->samples.v[o->next_sample].time < htime(o, 0))) {
+        if (samples_left && (o->heap.n == 0 || g->samples.v[o->next_sample].time < htime(o, 0))) {
             if (emit_sample(o, &g->samples.v[o->next_sample++], err)) return TDX_ORDER_ERROR;
             continue;
         }
@@ -2005,9 +2104,9 @@ int tdx_order_generation(tdx_order *o, tdx_gen *g, const tdx_order_params *prm, 
 /* ---- proving a speculative run, and folding a generation into the carried state ---- */
 
 bool tdx_order_check(tdx_order *o, const tdx_carry *c) {
-    static const char *const names[] = {"goroutine", "proc", "thread existence", "thread proc",
-                                        "thread goroutine", "task", "GC state", "goroutine range",
-                                        "proc range", "region"};
+    static const char *const names[] = {
+        "goroutine", "proc",     "thread existence", "thread proc", "thread goroutine",
+        "task",      "GC state", "goroutine range",  "proc range",  "region"};
     for (size_t i = 0; i < o->log.n; i++) {
         const assume *a = &o->log.v[i];
         o->why = names[a->kind];
@@ -2074,7 +2173,9 @@ bool tdx_order_check(tdx_order *o, const tdx_carry *c) {
     return true;
 }
 
-const char *tdx_order_why(const tdx_order *o) { return o->why; }
+const char *tdx_order_why(const tdx_order *o) {
+    return o->why;
+}
 
 const tdx_task_fixup *tdx_order_fixups(const tdx_order *o, size_t *n) {
     *n = o->fixups.n;
@@ -2091,7 +2192,8 @@ int tdx_task_fixup_apply(const tdx_carry *c, const tdx_task_fixup *f, tdx_gen *g
         if (!r) return 0; /* unreachable once the generation's assumptions are proven */
         e->args[0] = r->desc;
         uint32_t si = tdx_gen_string(g, r->desc);
-        if (si == UINT32_MAX) si = tdx_gen_extra_string(g, r->name.p ? r->name.p : (const uint8_t *)"", r->name.n);
+        if (si == UINT32_MAX)
+            si = tdx_gen_extra_string(g, r->name.p ? r->name.p : (const uint8_t *)"", r->name.n);
         if (si == UINT32_MAX) return -1;
         e->str[0] = si;
         return 0;
@@ -2107,7 +2209,9 @@ int tdx_task_fixup_apply(const tdx_carry *c, const tdx_task_fixup *f, tdx_gen *g
     return 0;
 }
 
-void tdx_carry_init(tdx_carry *c) { memset(c, 0, sizeof *c); }
+void tdx_carry_init(tdx_carry *c) {
+    memset(c, 0, sizeof *c);
+}
 
 void tdx_carry_free(tdx_carry *c) {
     for (size_t i = 0; i < c->gs.n; i++) {
@@ -2180,8 +2284,10 @@ int tdx_order_merge(const tdx_order *o, tdx_carry *c, tdx_err *err) {
         tdx_cg *cg = &c->gs.v[idx];
         if (w->st_fs == FS_WRITTEN) cg->status = w->status;
         if (w->rg_known || w->rg_delta) {
-            if (w->rg_known) cg->regions.n = 0;
-            else cg->regions.n -= w->rg_pops < cg->regions.n ? w->rg_pops : cg->regions.n;
+            if (w->rg_known)
+                cg->regions.n = 0;
+            else
+                cg->regions.n -= w->rg_pops < cg->regions.n ? w->rg_pops : cg->regions.n;
             size_t base = cg->regions.n;
             if (tdx_vec_reserve(&cg->regions, base + w->regions.n)) return OOM(err);
             if (w->regions.n)

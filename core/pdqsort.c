@@ -10,7 +10,9 @@ typedef struct {
 
 enum { HINT_UNKNOWN, HINT_INCREASING, HINT_DECREASING };
 
-static inline bool less(const arr *d, size_t i, size_t j) { return d->k[i] < d->k[j]; }
+static inline bool less(const arr *d, size_t i, size_t j) {
+    return d->k[i] < d->k[j];
+}
 
 static inline void swap(const arr *d, size_t i, size_t j) {
     int64_t tk = d->k[i];
@@ -109,9 +111,12 @@ static size_t choose_pivot(const arr *d, size_t a, size_t b, int *hint) {
         }
         j = median(d, i, j, k, &swaps);
     }
-    if (swaps == 0) *hint = HINT_INCREASING;
-    else if (swaps == 12) *hint = HINT_DECREASING;
-    else *hint = HINT_UNKNOWN;
+    if (swaps == 0)
+        *hint = HINT_INCREASING;
+    else if (swaps == 12)
+        *hint = HINT_DECREASING;
+    else
+        *hint = HINT_UNKNOWN;
     return j;
 }
 

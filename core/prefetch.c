@@ -88,7 +88,9 @@ void tdx_prefetch_advance(tdx_prefetch *pf, uint64_t pos) {
     if (submitted) io_uring_submit(&pf->ring);
 }
 
-uint64_t tdx_prefetch_requested(const tdx_prefetch *pf) { return pf ? pf->requested : 0; }
+uint64_t tdx_prefetch_requested(const tdx_prefetch *pf) {
+    return pf ? pf->requested : 0;
+}
 
 void tdx_prefetch_stop(tdx_prefetch *pf) {
     if (!pf) return;

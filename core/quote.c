@@ -354,12 +354,30 @@ static int unquote_rune(const uint8_t *in, size_t n, tdx_buf *out, const char **
     if (in[1] == '\'' && n == 2) return tdx_buf_append(out, "'", 1) ? fail(why, msg_oom) : 0;
     size_t want;
     switch (in[1]) {
-    case 'x': want = 4; break;
-    case 'u': want = 6; break;
-    case 'U': want = 10; break;
-    case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': want = 4; break;
-    case '"': return fail(why, msg_syntax); /* only valid in double quotes */
-    default: want = 2; break;
+    case 'x':
+        want = 4;
+        break;
+    case 'u':
+        want = 6;
+        break;
+    case 'U':
+        want = 10;
+        break;
+    case '0':
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+    case '5':
+    case '6':
+    case '7':
+        want = 4;
+        break;
+    case '"':
+        return fail(why, msg_syntax); /* only valid in double quotes */
+    default:
+        want = 2;
+        break;
     }
     if (n != want) return fail(why, msg_syntax);
     /* The same escape in a double-quoted literal decodes identically. */

@@ -124,7 +124,8 @@ static int deliver_sync(deliver_ctx *d, tdx_err *err) {
 
 static bool has_events(const tdx_gen *g) {
     for (size_t i = 0; i < g->frame.batches.n; i++)
-        if (g->frame.batches.v[i].kind == TDX_BATCH_EVENTS && g->frame.batches.v[i].size > 0) return true;
+        if (g->frame.batches.v[i].kind == TDX_BATCH_EVENTS && g->frame.batches.v[i].size > 0)
+            return true;
     return false;
 }
 
@@ -135,7 +136,8 @@ static bool frame_has_events(const tdx_genframe *f) {
 }
 
 /* After a generation's events: progress, callbacks, and a deferred framing error. */
-static int gen_delivered(deliver_ctx *d, const tdx_gen *g, uint64_t nev, size_t size, tdx_err *err) {
+static int gen_delivered(deliver_ctx *d, const tdx_gen *g, uint64_t nev, size_t size,
+                         tdx_err *err) {
     d->st->generations++;
     d->st->bytes = g->frame.end_off;
     input_done(d, g->frame.end_off);
@@ -156,9 +158,13 @@ static int gen_delivered(deliver_ctx *d, const tdx_gen *g, uint64_t nev, size_t 
  * consumer (no buffering), and accounts for them. */
 static int order_in_place(deliver_ctx *d, tdx_order *ord, tdx_gen *g, const tdx_carry *carry,
                           bool initial, uint64_t sync_n, tdx_err *err) {
-    tdx_order_params prm = {.carry = carry, .initial = initial, .sync_n = sync_n,
-                            .emit = d->opts->emit, .emit_ctx = d->opts->emit_ctx,
-                            .final_times = true, .floor = d->floor};
+    tdx_order_params prm = {.carry = carry,
+                            .initial = initial,
+                            .sync_n = sync_n,
+                            .emit = d->opts->emit,
+                            .emit_ctx = d->opts->emit_ctx,
+                            .final_times = true,
+                            .floor = d->floor};
     int orc = tdx_order_generation(ord, g, &prm, err);
     account_run(d, ord);
     return orc;
@@ -195,7 +201,8 @@ static int read_sequential(const uint8_t *data, size_t size, int version, const 
         }
         bool initial = !seen_events && has_events(&g);
         seen_events |= initial;
-        if (order_in_place(&d, ord, &g, &carry, initial, st->syncs + 1, err) != TDX_ORDER_OK) goto out;
+        if (order_in_place(&d, ord, &g, &carry, initial, st->syncs + 1, err) != TDX_ORDER_OK)
+            goto out;
         if (tdx_order_merge(ord, &carry, err)) goto out;
         if (gen_delivered(&d, &g, tdx_order_nevents(ord), size, err)) goto out;
     }
@@ -249,8 +256,11 @@ static void run_job(wpipe *pp, job *j, const tdx_carry *carry) {
     tdx_evbuf_reset(&j->out, j->gen.frame.start_off);
     j->speculative = carry == NULL;
     /* Without a consumer only the count and the first and last times matter (tdx_order_span). */
-    tdx_order_params prm = {.carry = carry, .initial = j->initial, .sync_n = j->seq + 1,
-                            .emit = pp->buffer ? emit_buf : NULL, .emit_ctx = &j->out};
+    tdx_order_params prm = {.carry = carry,
+                            .initial = j->initial,
+                            .sync_n = j->seq + 1,
+                            .emit = pp->buffer ? emit_buf : NULL,
+                            .emit_ctx = &j->out};
     j->order_rc = tdx_order_generation(j->ord, &j->gen, &prm, &j->err);
 }
 
@@ -426,14 +436,16 @@ static int read_parallel(const uint8_t *data, size_t size, int version, const td
         bool buffered = true;
         if (j->speculative) {
             st->speculated++;
-            /* An error found while guessing is re-derived exactly so its message is the true one. */
+            /* An error found while guessing is re-derived exactly so its message is the true one.
+             */
             if (j->order_rc != TDX_ORDER_OK || !tdx_order_check(j->ord, &carry)) {
                 st->reruns++;
                 if (!st->rerun_why)
                     st->rerun_why = j->order_rc == TDX_ORDER_ERROR ? "an error while guessing"
                                                                    : tdx_order_why(j->ord);
                 /* The true state is at hand: order again straight to the consumer. */
-                j->order_rc = order_in_place(&d, j->ord, &j->gen, &carry, j->initial, j->seq + 1, &j->err);
+                j->order_rc =
+                    order_in_place(&d, j->ord, &j->gen, &carry, j->initial, j->seq + 1, &j->err);
                 buffered = false;
             }
         }

@@ -15,18 +15,18 @@ typedef struct tdx_read_stats {
     uint64_t events;      /* events delivered, Sync events included */
     uint64_t syncs;
     int64_t first_time, last_time;
-    uint64_t speculated; /* generations ordered speculatively */
-    uint64_t reruns;     /* ... of which had to be ordered again against the true state */
+    uint64_t speculated;   /* generations ordered speculatively */
+    uint64_t reruns;       /* ... of which had to be ordered again against the true state */
     const char *rerun_why; /* the reason for the first rerun */
-    uint64_t bytes;      /* trace bytes of the delivered generations */
-    uint64_t input_hash; /* with opts.hash_input, after success */
+    uint64_t bytes;        /* trace bytes of the delivered generations */
+    uint64_t input_hash;   /* with opts.hash_input, after success */
 } tdx_read_stats;
 
 /* A generation has been delivered completely (called in order, after its events). */
 typedef int (*tdx_gen_done_fn)(void *ctx, const tdx_gen *g, uint64_t index, uint64_t nevents);
 
 typedef struct tdx_read_opts {
-    int jobs;        /* worker threads; <= 1 orders in the calling thread */
+    int jobs;         /* worker threads; <= 1 orders in the calling thread */
     tdx_emit_fn emit; /* every event in Go's order with final times (may be NULL) */
     void *emit_ctx;
     tdx_gen_done_fn gen_done; /* optional */
@@ -35,7 +35,7 @@ typedef struct tdx_read_opts {
     void (*progress)(void *ctx, uint64_t bytes_done, uint64_t bytes_total, uint64_t events);
     void *progress_ctx;
     struct tdx_prefetch *prefetch; /* optional: told how far framing has got */
-    bool hash_input;    /* compute stats.input_hash: XXH3 of all the input bytes */
+    bool hash_input;               /* compute stats.input_hash: XXH3 of all the input bytes */
     bool release_input; /* data is a read-only file mapping: drop pages once delivered (RSS) */
 } tdx_read_opts;
 

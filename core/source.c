@@ -15,15 +15,18 @@
 
 int tdx_header_parse(const uint8_t *p, size_t n, int *version, tdx_err *err) {
     static const char bad[] = "bad file format: not a Go execution trace?";
-    if (n < TDX_HEADER_SIZE || memcmp(p, "go 1.", 5) != 0) return tdx_errf(err, TDX_EFORMAT, 0, bad);
+    if (n < TDX_HEADER_SIZE || memcmp(p, "go 1.", 5) != 0)
+        return tdx_errf(err, TDX_EFORMAT, 0, bad);
     size_t i = 5;
     int v = 0;
     while (i < 8 && p[i] >= '0' && p[i] <= '9') v = v * 10 + (p[i++] - '0');
-    if (i == 5 || i == 8 || memcmp(p + i, " trace", 6) != 0) return tdx_errf(err, TDX_EFORMAT, 0, bad);
+    if (i == 5 || i == 8 || memcmp(p + i, " trace", 6) != 0)
+        return tdx_errf(err, TDX_EFORMAT, 0, bad);
     for (i += 6; i < TDX_HEADER_SIZE; i++)
         if (p[i] != 0) return tdx_errf(err, TDX_EFORMAT, 0, bad);
     if (!tdx_version_is_v2(v) && !tdx_version_is_v1(v))
-        return tdx_errf(err, TDX_EUNSUPPORTED, 0, "unknown or unsupported trace version go 1.%d", v);
+        return tdx_errf(err, TDX_EUNSUPPORTED, 0, "unknown or unsupported trace version go 1.%d",
+                        v);
     *version = v;
     return 0;
 }

@@ -75,14 +75,14 @@ enum tdx_evtype {
 #define TDX_MAX_ARGS 5 /* wire arguments of any event, dt included */
 
 typedef struct tdx_evspec {
-    const char *name;             /* NULL for unassigned types */
-    uint8_t nargs;                /* wire arguments (dt included for timed events) */
-    bool timed;                   /* first argument is a tick delta */
-    bool is_stack;                /* followed by nframes x 4 frame values */
-    bool has_data;                /* followed by a length-prefixed byte string */
-    uint8_t experiment;           /* 0, or the experiment id (1 = AllocFree) */
-    int8_t stack_args[2];         /* indexes (into args after dt) of stack ids, -1 if none */
-    int8_t string_args[2];        /* indexes (into args after dt) of string ids, -1 if none */
+    const char *name;               /* NULL for unassigned types */
+    uint8_t nargs;                  /* wire arguments (dt included for timed events) */
+    bool timed;                     /* first argument is a tick delta */
+    bool is_stack;                  /* followed by nframes x 4 frame values */
+    bool has_data;                  /* followed by a length-prefixed byte string */
+    uint8_t experiment;             /* 0, or the experiment id (1 = AllocFree) */
+    int8_t stack_args[2];           /* indexes (into args after dt) of stack ids, -1 if none */
+    int8_t string_args[2];          /* indexes (into args after dt) of string ids, -1 if none */
     const char *args[TDX_MAX_ARGS]; /* wire argument names, in order */
 } tdx_evspec;
 

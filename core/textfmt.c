@@ -54,7 +54,8 @@ static span read_token(span s, span *rest) {
         return (span){s.p + s.n, 0};
     }
     size_t start = i;
-    while (i < s.n && s.p[i] != '#' && !space_len(s.p + i, s.n - i)) i += rune_len(s.p + i, s.n - i);
+    while (i < s.n && s.p[i] != '#' && !space_len(s.p + i, s.n - i))
+        i += rune_len(s.p + i, s.n - i);
     *rest = (span){s.p + i, s.n - i};
     return (span){s.p + start, i - start};
 }
@@ -130,7 +131,8 @@ static int read_args(span s, const char *const *names, int count, uint64_t *vals
         span val = {eq + 1, tok.n - kl - 1};
         /* Go parses the value before it compares the name. */
         if (parse_u64(val, &vals[i]))
-            return LINE_ERR(err, L, "line %zu: failed to parse argument value \"%.*s\" for arg \"%.*s\"",
+            return LINE_ERR(err, L,
+                            "line %zu: failed to parse argument value \"%.*s\" for arg \"%.*s\"",
                             L->lineno, (int)val.n, val.p, (int)kl, tok.p);
         if (kl != strlen(names[i]) || memcmp(tok.p, names[i], kl) != 0)
             return LINE_ERR(err, L, "line %zu: expected argument \"%s\", but got \"%.*s\"",
@@ -138,8 +140,9 @@ static int read_args(span s, const char *const *names, int count, uint64_t *vals
         s = rest;
     }
     if (!only_space(s))
-        return LINE_ERR(err, L, "line %zu: encountered unexpected non-space at the end of an event: \"%.*s\"",
-                        L->lineno, (int)s.n, s.p);
+        return LINE_ERR(
+            err, L, "line %zu: encountered unexpected non-space at the end of an event: \"%.*s\"",
+            L->lineno, (int)s.n, s.p);
     return 0;
 }
 
@@ -186,9 +189,11 @@ static int convert_trace(lines *L, tdx_buf *out, int *version_out, tdx_err *err)
     if (tok.n < 5 || memcmp(tok.p, "Go1.", 4) != 0 || parse_u64((span){tok.p + 4, tok.n - 4}, &v))
         return LINE_ERR(err, L, "line %zu: failed to parse header Go version", L->lineno);
     if (!tdx_version_is_v2((int)v) && !tdx_version_is_v1((int)v))
-        return LINE_ERR(err, L, "line %zu: unknown or unsupported Go version 1.%" PRIu64, L->lineno, v);
+        return LINE_ERR(err, L, "line %zu: unknown or unsupported Go version 1.%" PRIu64, L->lineno,
+                        v);
     if (!only_space(rest))
-        return LINE_ERR(err, L, "line %zu: encountered unexpected non-space at the end of the header",
+        return LINE_ERR(err, L,
+                        "line %zu: encountered unexpected non-space at the end of the header",
                         L->lineno);
     int version = (int)v;
     *version_out = version;
@@ -208,7 +213,8 @@ static int convert_trace(lines *L, tdx_buf *out, int *version_out, tdx_err *err)
                             tok.p);
         }
         const tdx_evspec *sp = &tdx_specs[t];
-        uint64_t args[TDX_MAX_ARGS] = {0}; /* the analyzer can't see that stack events set args[1] */
+        uint64_t args[TDX_MAX_ARGS] = {
+            0}; /* the analyzer can't see that stack events set args[1] */
         if (read_args(rest, sp->args, sp->nargs, args, L, err)) {
             tdx_vec_free(&data);
             return -1;
@@ -268,7 +274,9 @@ static int parse_expect(span sec, tdx_textinfo *info, tdx_err *err) {
     size_t w = sp ? (size_t)(sp - line.p) : line.n;
     if (w == 7 && memcmp(line.p, "SUCCESS", 7) == 0) return 0;
     if (w == 7 && memcmp(line.p, "FAILURE", 7) == 0) {
-        if (!sp) return tdx_errf(err, TDX_EFORMAT, 0, "bad header line for FAILURE: %.*s", (int)line.n, line.p);
+        if (!sp)
+            return tdx_errf(err, TDX_EFORMAT, 0, "bad header line for FAILURE: %.*s", (int)line.n,
+                            line.p);
         tdx_buf pat = {0};
         const char *why;
         size_t off = w + 1;
@@ -285,8 +293,7 @@ static int parse_expect(span sec, tdx_textinfo *info, tdx_err *err) {
     return tdx_errf(err, TDX_EFORMAT, 0, "bad header line: %.*s", (int)line.n, line.p);
 }
 
-int tdx_text_to_binary(const char *text, size_t n, tdx_buf *out, tdx_textinfo *info,
-                       tdx_err *err) {
+int tdx_text_to_binary(const char *text, size_t n, tdx_buf *out, tdx_textinfo *info, tdx_err *err) {
     memset(info, 0, sizeof *info);
     /* Find txtar sections; without any marker the whole text is the trace. */
     lines L = {text, text + n, 0};
@@ -303,9 +310,9 @@ int tdx_text_to_binary(const char *text, size_t n, tdx_buf *out, tdx_textinfo *i
         have_markers = 1;
         sec_start = L.p;
         cur = name;
-        cur_is = (cur.n == 6 && memcmp(cur.p, "expect", 6) == 0) ? 1
+        cur_is = (cur.n == 6 && memcmp(cur.p, "expect", 6) == 0)  ? 1
                  : (cur.n == 5 && memcmp(cur.p, "trace", 5) == 0) ? 2
-                                                                   : 3;
+                                                                  : 3;
         if (cur_is == 2) {
             have_trace = 1;
             trace_line0 = L.lineno;
@@ -328,17 +335,19 @@ int tdx_fuzz_decode(const char *text, size_t n, tdx_buf *out, tdx_err *err) {
     if (!next_raw_line(&L, &s) || s.n != 15 || memcmp(s.p, "go test fuzz v1", 15) != 0)
         return tdx_errf(err, TDX_EFORMAT, 0, "not a \"go test fuzz v1\" file");
     for (;;) {
-        if (!next_raw_line(&L, &s)) return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "fuzz file has no value");
+        if (!next_raw_line(&L, &s))
+            return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "fuzz file has no value");
         while (s.n && (s.p[0] == ' ' || s.p[0] == '\t')) s.p++, s.n--;
         while (s.n && (s.p[s.n - 1] == ' ' || s.p[s.n - 1] == '\t')) s.n--;
         if (s.n) break;
     }
     if (s.n < 8 || memcmp(s.p, "[]byte(", 7) != 0 || s.p[s.n - 1] != ')')
-        return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "line %zu: fuzz value is not []byte(...)", L.lineno);
+        return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "line %zu: fuzz value is not []byte(...)",
+                        L.lineno);
     const char *why = NULL;
     if (tdx_go_unquote(s.p + 7, s.n - 8, out, &why))
-        return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "line %zu: bad []byte literal: %s", L.lineno,
-                        why ? why : "invalid syntax");
+        return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "line %zu: bad []byte literal: %s",
+                        L.lineno, why ? why : "invalid syntax");
     return 0;
 }
 
@@ -395,7 +404,8 @@ int tdx_binary_to_text(const uint8_t *data, size_t n, FILE *f, tdx_err *err) {
             break;
         }
         const tdx_evspec *sp = &tdx_specs[t];
-        uint64_t args[TDX_MAX_ARGS] = {0}; /* the analyzer can't see that stack events set args[1] */
+        uint64_t args[TDX_MAX_ARGS] = {
+            0}; /* the analyzer can't see that stack events set args[1] */
         for (int i = 0; i < sp->nargs && !rc; i++) rc = raw_read(data, end, &args[i], &pos, 0, err);
         if (rc) break;
         w_str(&w, sp->name, strlen(sp->name));
@@ -423,8 +433,9 @@ int tdx_binary_to_text(const uint8_t *data, size_t n, FILE *f, tdx_err *err) {
             uint64_t len;
             if ((rc = raw_read(data, end, &len, &pos, 0, err))) break;
             if (len > n - pos) {
-                rc = tdx_errf(err, TDX_EFORMAT, pos, "unexpected EOF: data of %" PRIu64
-                              " bytes runs past the end of the file", len);
+                rc = tdx_errf(
+                    err, TDX_EFORMAT, pos,
+                    "unexpected EOF: data of %" PRIu64 " bytes runs past the end of the file", len);
                 break;
             }
             /* Go's raw reader leaves Data nil for an empty string, so no data line is printed. */

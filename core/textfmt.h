@@ -19,10 +19,9 @@ typedef struct tdx_textinfo {
 } tdx_textinfo;
 
 /* Converts a text trace (plain, or a txtar test file) into wire bytes appended to out, exactly as
- * Go's test harness does: minimal uvarints, EventBatch sizes copied verbatim. Errors name the 1-based
- * line in the message (err->offset is TDX_NO_OFFSET: a line is not a byte offset). */
-int tdx_text_to_binary(const char *text, size_t n, tdx_buf *out, tdx_textinfo *info,
-                       tdx_err *err);
+ * Go's test harness does: minimal uvarints, EventBatch sizes copied verbatim. Errors name the
+ * 1-based line in the message (err->offset is TDX_NO_OFFSET: a line is not a byte offset). */
+int tdx_text_to_binary(const char *text, size_t n, tdx_buf *out, tdx_textinfo *info, tdx_err *err);
 
 /* Decodes a "go test fuzz v1" file holding one []byte(...) value into out. */
 int tdx_fuzz_decode(const char *text, size_t n, tdx_buf *out, tdx_err *err);

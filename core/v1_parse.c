@@ -993,13 +993,15 @@ static int fix_times(parser *ps, tdx_err *err) {
                 rc = OOM(err);
                 break;
             }
-            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): a key in the map has its entry */
+            /* a key in the map has its entry */
+            // NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
             block_ts.v[*slot] = e->ts;
         } else if (e->type == TDX_V1_GO_SYSEXIT) {
             int64_t ts = (int64_t)e->args[2];
             if (ts == 0) continue;
             uint32_t bi = tdx_hmap_get(&last_block, e->g);
-            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): a key in the map has its entry */
+            /* a key in the map has its entry */
+            // NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
             int64_t block = bi == TDX_HMAP_EMPTY ? 0 : block_ts.v[bi];
             if (block == 0) {
                 rc = tdx_errf(err, TDX_EVALIDATE, tdx_v1_event_off(e), "stray syscall exit");

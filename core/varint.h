@@ -59,7 +59,7 @@ static inline const uint8_t *tdx_uvarint_fast(const uint8_t *p, uint64_t *out) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     w = __builtin_bswap64(w);
 #endif
-    uint64_t stop = ~w & 0x8080808080808080ull;                   /* bytes without continuation */
+    uint64_t stop = ~w & 0x8080808080808080ull; /* bytes without continuation */
     if (stop) {
         unsigned len = ((unsigned)__builtin_ctzll(stop) + 1) >> 3; /* 3..8 */
         uint64_t x = w & (stop ^ (stop - 1)) & 0x7f7f7f7f7f7f7f7full;
@@ -88,9 +88,12 @@ static inline const uint8_t *tdx_uvarint_fast(const uint8_t *p, uint64_t *out) {
 /* Text of a negative tdx_uvarint result, worded as Go's errors ("EOF", "unexpected EOF", ...). */
 static inline const char *tdx_varint_strerror(int code) {
     switch (code) {
-    case TDX_VARINT_EOF: return "EOF";
-    case TDX_VARINT_UNEXPECTED: return "unexpected EOF";
-    default: return "binary: varint overflows a 64-bit integer";
+    case TDX_VARINT_EOF:
+        return "EOF";
+    case TDX_VARINT_UNEXPECTED:
+        return "unexpected EOF";
+    default:
+        return "binary: varint overflows a 64-bit integer";
     }
 }
 

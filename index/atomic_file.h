@@ -10,8 +10,8 @@
 
 typedef struct tdx_afile {
     int fd;
-    char *tmp;  /* temporary path (malloc'd) */
-    char *dst;  /* final path (malloc'd) */
+    char *tmp; /* temporary path (malloc'd) */
+    char *dst; /* final path (malloc'd) */
     uint64_t written;
 } tdx_afile;
 

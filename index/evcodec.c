@@ -50,17 +50,21 @@ static const tfacts facts[TDX_EV_NTYPES] = {
     [TDX_EV_PROC_STEAL] = {X_RES | X_STATE, P, 0, 0, 0, {0}},
     [TDX_EV_PROC_STATUS] = {X_RES | X_STATE, P, 0, 0, 0, {0}},
     [TDX_EV_GO_CREATE] = {X_RES | X_STACK | X_TSTACK, G, TDX_GO_NOTEXIST, TDX_GO_RUNNABLE, 0, {0}},
-    [TDX_EV_GO_CREATE_BLOCKED] = {X_RES | X_STACK | X_TSTACK, G, TDX_GO_NOTEXIST, TDX_GO_WAITING, 0, {0}},
+    [TDX_EV_GO_CREATE_BLOCKED] =
+        {X_RES | X_STACK | X_TSTACK, G, TDX_GO_NOTEXIST, TDX_GO_WAITING, 0, {0}},
     [TDX_EV_GO_CREATE_SYSCALL] = {X_RES, G, TDX_GO_NOTEXIST, TDX_GO_SYSCALL, 0, {0}},
     [TDX_EV_GO_START] = {X_RES, G, TDX_GO_RUNNABLE, TDX_GO_RUNNING, 0, {0}},
     [TDX_EV_GO_DESTROY] = {X_RES_G, G, TDX_GO_RUNNING, TDX_GO_NOTEXIST, 0, {0}},
     [TDX_EV_GO_DESTROY_SYSCALL] = {X_RES_G, G, TDX_GO_SYSCALL, TDX_GO_NOTEXIST, 0, {0}},
-    [TDX_EV_GO_STOP] = {X_RES_G | X_STACK | X_TSTACK_EQ | X_STR0, G, TDX_GO_RUNNING, TDX_GO_RUNNABLE, 0, {0}},
-    [TDX_EV_GO_BLOCK] = {X_RES_G | X_STACK | X_TSTACK_EQ | X_STR0, G, TDX_GO_RUNNING, TDX_GO_WAITING, 0, {0}},
+    [TDX_EV_GO_STOP] =
+        {X_RES_G | X_STACK | X_TSTACK_EQ | X_STR0, G, TDX_GO_RUNNING, TDX_GO_RUNNABLE, 0, {0}},
+    [TDX_EV_GO_BLOCK] =
+        {X_RES_G | X_STACK | X_TSTACK_EQ | X_STR0, G, TDX_GO_RUNNING, TDX_GO_WAITING, 0, {0}},
     [TDX_EV_GO_UNBLOCK] = {X_RES | X_STACK, G, TDX_GO_WAITING, TDX_GO_RUNNABLE, 0, {0}},
     [TDX_EV_GO_SWITCH] = {X_RES, G, TDX_GO_WAITING, TDX_GO_RUNNABLE, 0, {0}},
     [TDX_EV_GO_SWITCH_DESTROY] = {X_RES, G, TDX_GO_WAITING, TDX_GO_RUNNABLE, 0, {0}},
-    [TDX_EV_GO_SYSCALL_BEGIN] = {X_RES_G | X_STACK | X_TSTACK_EQ, G, TDX_GO_RUNNING, TDX_GO_SYSCALL, 0, {0}},
+    [TDX_EV_GO_SYSCALL_BEGIN] =
+        {X_RES_G | X_STACK | X_TSTACK_EQ, G, TDX_GO_RUNNING, TDX_GO_SYSCALL, 0, {0}},
     [TDX_EV_GO_SYSCALL_END] = {X_RES_G, G, TDX_GO_SYSCALL, TDX_GO_RUNNING, 0, {0}},
     [TDX_EV_GO_SYSCALL_END_BLOCKED] = {X_RES_G, G, TDX_GO_SYSCALL, TDX_GO_RUNNABLE, 0, {0}},
     [TDX_EV_GO_STATUS] = {X_RES | X_STATE, G, 0, 0, 0, {0}},
@@ -136,8 +140,8 @@ static int ctx_field(uint32_t c) {
 }
 
 const char *tdx_evcodec_field_name(int f) {
-    static const char *const n[TDX_EF_COUNT] = {"type", "time", "thread", "ctx",   "ids",
-                                                 "stack", "string", "value", "header"};
+    static const char *const n[TDX_EF_COUNT] = {"type",  "time",   "thread", "ctx",   "ids",
+                                                "stack", "string", "value",  "header"};
     return f >= 0 && f < TDX_EF_COUNT ? n[f] : "?";
 }
 
@@ -184,7 +188,9 @@ static inline void predict_after(const tdx_event *e, int64_t *pp, int64_t *pg) {
     *pg = e->g;
     switch (e->type) {
     case TDX_EV_GO_START:
-    case TDX_EV_GO_CREATE_SYSCALL: *pg = e->res; break;
+    case TDX_EV_GO_CREATE_SYSCALL:
+        *pg = e->res;
+        break;
     case TDX_EV_GO_STATUS:
     case TDX_EV_GO_STATUS_STACK:
         if (e->to == TDX_GO_RUNNING || e->to == TDX_GO_SYSCALL) *pg = e->res;
@@ -193,20 +199,32 @@ static inline void predict_after(const tdx_event *e, int64_t *pp, int64_t *pg) {
     case TDX_EV_GO_BLOCK:
     case TDX_EV_GO_DESTROY:
     case TDX_EV_GO_SYSCALL_END_BLOCKED:
-    case TDX_EV_GO_DESTROY_SYSCALL: *pg = TDX_NO_ID; break;
-    case TDX_EV_PROC_START: *pp = e->res; break;
+    case TDX_EV_GO_DESTROY_SYSCALL:
+        *pg = TDX_NO_ID;
+        break;
+    case TDX_EV_PROC_START:
+        *pp = e->res;
+        break;
     case TDX_EV_PROC_STATUS:
         if (e->to == TDX_PROC_RUNNING) *pp = e->res;
         break;
-    case TDX_EV_PROC_STOP: *pp = TDX_NO_ID; break;
+    case TDX_EV_PROC_STOP:
+        *pp = TDX_NO_ID;
+        break;
     }
 }
 
-static inline int bitlen64(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+static inline int bitlen64(uint64_t v) {
+    return v ? 64 - __builtin_clzll(v) : 0;
+}
 
 /* The sign mask is built unsigned: `v >> 63` of a negative value is implementation-defined. */
-static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63)); }
-static inline int64_t unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+static inline uint64_t zz(int64_t v) {
+    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
+}
+static inline int64_t unzz(uint64_t v) {
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
 
 /* Integers: values below 16 are their own class; larger ones are classed by their top three
  * bits (the leading one and two more), and the bits below those go to the raw stream. */
@@ -231,8 +249,8 @@ static inline uint64_t get_uint(tdx_rans_dec *d, int lane, uint32_t ctx) {
 /* The model state both sides keep while walking a block. */
 typedef struct {
     gmtf gor;
-    int64_t gmax;  /* largest goroutine id coded so far (new goroutines come after it) */
-    int64_t glast; /* the last created goroutine's id */
+    int64_t gmax;    /* largest goroutine id coded so far (new goroutines come after it) */
+    int64_t glast;   /* the last created goroutine's id */
     uint32_t maxstr; /* largest string id so far */
     smtf stk[2 * NT];
     struct {
@@ -247,7 +265,7 @@ typedef struct {
     struct gtask {
         int64_t g;
         uint64_t task;
-    } *gt;
+    } * gt;
     size_t gtcap, gtn;
 } model;
 
@@ -282,7 +300,8 @@ static struct gtask *gt_slot(model *m, int64_t g) {
         for (size_t k = 0; k < m->gtcap; k++)
             if (m->gt[k].g != GT_EMPTY) {
                 size_t j = gt_hash(m->gt[k].g, ncap);
-                /* NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): n[] set above */
+                /* n[] set above */
+                // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult)
                 while (n[j].g != GT_EMPTY) j = (j + 1) & (ncap - 1);
                 n[j] = m->gt[k];
             }
@@ -322,14 +341,14 @@ static void model_init(model *m) {
 
 typedef struct {
     int64_t m;
-    int64_t pp, pg;  /* predicted P and G of the next event */
-    uint64_t q;      /* time of the previous event, in granules */
-    uint64_t r;      /* and its remainder */
-    int32_t first;   /* encoder: the thread's first event */
-    uint8_t prev;    /* type of the previous event (T_START before the first) */
-    uint8_t next;    /* decoder: type of the next event (END_TYPE: none) */
-    int64_t next_t;  /* decoder: time of the next event */
-    uint64_t heap;   /* last HeapAlloc value of the thread (valid when has_heap) */
+    int64_t pp, pg; /* predicted P and G of the next event */
+    uint64_t q;     /* time of the previous event, in granules */
+    uint64_t r;     /* and its remainder */
+    int32_t first;  /* encoder: the thread's first event */
+    uint8_t prev;   /* type of the previous event (T_START before the first) */
+    uint8_t next;   /* decoder: type of the next event (END_TYPE: none) */
+    int64_t next_t; /* decoder: time of the next event */
+    uint64_t heap;  /* last HeapAlloc value of the thread (valid when has_heap) */
     uint8_t has_heap;
 } thr;
 
@@ -512,10 +531,14 @@ static void put_task(tdx_rans_enc *rc, model *M, int c, uint64_t v, uint64_t cur
 
 static int get_task(tdx_rans_dec *d, model *M, int c, uint64_t cur, int none_ok, uint64_t *v) {
     unsigned k = tdx_rans_get(d, L_VAL, C_TASK + c);
-    if (k == TK_CUR) *v = cur;
-    else if (k == TK_NONE && none_ok) *v = TDX_NO_TASK;
-    else if (k == TK_LIT) *v = M->lasttask + (uint64_t)unzz(get_uint(d, L_VAL, C_TASKLIT));
-    else return -1;
+    if (k == TK_CUR)
+        *v = cur;
+    else if (k == TK_NONE && none_ok)
+        *v = TDX_NO_TASK;
+    else if (k == TK_LIT)
+        *v = M->lasttask + (uint64_t)unzz(get_uint(d, L_VAL, C_TASKLIT));
+    else
+        return -1;
     if (k == TK_LIT && (*v == cur || (none_ok && *v == TDX_NO_TASK))) return -1;
     return 0;
 }
@@ -529,7 +552,8 @@ static inline void heap_seen(model *M, thr *t, uint64_t v) {
 /* Values of the event: tasks against the goroutine's current task; HeapAlloc against the block's
  * last value, or (heap_thr) in a run of the thread's HeapAllocs against the thread's last value
  * and otherwise against the block's largest; the rest as deltas per (type, arg). */
-static int put_vals(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, const tfacts *f, int heap_thr) {
+static int put_vals(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, const tfacts *f,
+                    int heap_thr) {
     switch (e->type) {
     case TDX_EV_HEAP_ALLOC: {
         int run = heap_thr && t->prev == TDX_EV_HEAP_ALLOC && t->has_heap;
@@ -571,7 +595,8 @@ static int put_vals(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, cons
     return 0;
 }
 
-static int get_vals(tdx_rans_dec *d, model *M, thr *t, tdx_event *e, const tfacts *f, int heap_thr) {
+static int get_vals(tdx_rans_dec *d, model *M, thr *t, tdx_event *e, const tfacts *f,
+                    int heap_thr) {
     switch (e->type) {
     case TDX_EV_HEAP_ALLOC: {
         int run = heap_thr && t->prev == TDX_EV_HEAP_ALLOC && t->has_heap;
@@ -593,9 +618,11 @@ static int get_vals(tdx_rans_dec *d, model *M, thr *t, tdx_event *e, const tfact
             if (get_task(d, M, 0, gt->task, 1, &e->args[1])) return -1;
             M->lasttask = id;
         } else if (e->type == TDX_EV_USER_TASK_END) {
-            if (get_task(d, M, 1, gt->task, 0, &id) || get_task(d, M, 2, gt->task, 1, &e->args[2])) return -1;
+            if (get_task(d, M, 1, gt->task, 0, &id) || get_task(d, M, 2, gt->task, 1, &e->args[2]))
+                return -1;
         } else {
-            if (get_task(d, M, 3 + (e->type - TDX_EV_USER_REGION_BEGIN), gt->task, 0, &id)) return -1;
+            if (get_task(d, M, 3 + (e->type - TDX_EV_USER_REGION_BEGIN), gt->task, 0, &id))
+                return -1;
         }
         e->args[0] = id;
         gt->task = e->type == TDX_EV_USER_TASK_END ? 0 : id;
@@ -675,7 +702,9 @@ static void add_stats(tdx_evenc *enc, size_t bytes) {
         double b = 0;
         for (int s = 0; s < 256; s++)
             if (t->count[s])
-                b += t->count[s] * ((double)t->bits - __builtin_log2((double)((1u << t->bits) - t->sym[s].cmpl_freq)));
+                b +=
+                    t->count[s] * ((double)t->bits -
+                                   __builtin_log2((double)((1u << t->bits) - t->sym[s].cmpl_freq)));
         enc->stat[ctx_field(t->ctx)] += b;
         tot += b;
     }
@@ -707,7 +736,11 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
             if (!x) {
                 j = (uint32_t)nthr++;
                 w.hash[h & (uint64_t)hmask] = j + 1;
-                w.t[j] = (thr){.m = ev[i].m, .pp = TDX_NO_ID, .pg = TDX_NO_ID, .first = (int32_t)i, .prev = T_START};
+                w.t[j] = (thr){.m = ev[i].m,
+                               .pp = TDX_NO_ID,
+                               .pg = TDX_NO_ID,
+                               .first = (int32_t)i,
+                               .prev = T_START};
                 w.t[j].q = (uint64_t)i; /* last event so far (relinked below) */
                 break;
             }
@@ -748,7 +781,8 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
     int gs = odd * 8 <= n ? 6 : 0;
     int64_t t0 = n ? ev[0].time : 0;
     tdx_rans_enc *rc = &enc->rc;
-    if (tdx_rans_enc_reset(rc, C_COUNT) || tdx_rans_enc_reserve(rc, 12 * n + 4 * nthr + 64, 0)) return -1;
+    if (tdx_rans_enc_reset(rc, C_COUNT) || tdx_rans_enc_reserve(rc, 12 * n + 4 * nthr + 64, 0))
+        return -1;
     model_init(M);
     if (gt_reset(M) || rec_reset(R, type_count, n)) return -1;
     for (size_t j = 0; j < nthr; j++) {
@@ -776,11 +810,15 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
             const tfacts *f = &facts[e->type < NT ? e->type : 0];
             if (f->flags & X_RES) {
                 if (f->res_kind == TDX_RES_GOROUTINE)
-                    put_gor(rc, M, R, C_GOR + e->type, e->type != TDX_EV_GO_CREATE && e->type != TDX_EV_GO_CREATE_BLOCKED && e->type != TDX_EV_GO_CREATE_SYSCALL, e->res);
+                    put_gor(rc, M, R, C_GOR + e->type,
+                            e->type != TDX_EV_GO_CREATE && e->type != TDX_EV_GO_CREATE_BLOCKED &&
+                                e->type != TDX_EV_GO_CREATE_SYSCALL,
+                            e->res);
                 else
                     put_uint(rc, L_IDS, C_PROC + e->type, (uint64_t)e->res + 1);
             }
-            if (f->flags & X_STATE) tdx_rans_put(rc, L_IDS, C_STATE + e->type, (unsigned)(e->from | e->to << 4));
+            if (f->flags & X_STATE)
+                tdx_rans_put(rc, L_IDS, C_STATE + e->type, (unsigned)(e->from | e->to << 4));
             if (f->flags & X_STACK) put_stack(rc, R, e->type * 2, e->stack);
             if (f->flags & X_TSTACK) put_stack(rc, R, e->type * 2 + 1, e->tstack);
             if (f->flags & X_STR0) put_str(rc, M, e->type * 2, e->str[0]);

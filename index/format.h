@@ -70,12 +70,28 @@ enum {
 };
 
 /* EVDIR record: one per event block. */
-enum { D_OFFSET = 0, D_LENGTH = 8, D_NEVENTS = 12, D_FIRST_EVENT = 16, D_FIRST_TIME = 24,
-       D_LAST_TIME = 32, D_HASH = 40, D_SIZE = 48 };
+enum {
+    D_OFFSET = 0,
+    D_LENGTH = 8,
+    D_NEVENTS = 12,
+    D_FIRST_EVENT = 16,
+    D_FIRST_TIME = 24,
+    D_LAST_TIME = 32,
+    D_HASH = 40,
+    D_SIZE = 48
+};
 
 /* GENS record: one per generation. */
-enum { G_GEN = 0, G_FIRST_EVENT = 8, G_NEVENTS = 16, G_FIRST_TIME = 24, G_LAST_TIME = 32,
-       G_FIRST_BLOCK = 40, G_NBLOCKS = 44, G_SIZE = 48 };
+enum {
+    G_GEN = 0,
+    G_FIRST_EVENT = 8,
+    G_NEVENTS = 16,
+    G_FIRST_TIME = 24,
+    G_LAST_TIME = 32,
+    G_FIRST_BLOCK = 40,
+    G_NBLOCKS = 44,
+    G_SIZE = 48
+};
 
 /* FRAMES record. */
 enum { F_PC = 0, F_FUNC = 8, F_FILE = 12, F_LINE = 16, F_SIZE = 24 };

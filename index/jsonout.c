@@ -11,9 +11,10 @@
 
 /* ---- numbers ---- */
 
-static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                 "8081828384858687888990919293949596979899";
+static const char digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
 
 static int count_digits(uint64_t v) {
     int n = 1;
@@ -95,8 +96,10 @@ static size_t slow_usec(char *buf, int64_t ns) {
             w += (size_t)n - 1;
         }
         /* strconv writes at least two exponent digits; encoding/json drops the 0 of e-0X */
-        if (e < 0) w += (size_t)sprintf(buf + w, "e-%d", -e);
-        else w += (size_t)sprintf(buf + w, "e+%02d", e);
+        if (e < 0)
+            w += (size_t)sprintf(buf + w, "e-%d", -e);
+        else
+            w += (size_t)sprintf(buf + w, "e+%02d", e);
         return w;
     }
     if (e < 0) {
@@ -145,14 +148,14 @@ size_t tdx_json_usec(char *buf, int64_t ns) {
 /* Bytes encoding/json writes unchanged inside a string. */
 static const uint8_t plain[256] = {
 #define R8(x) x, x, x, x, x, x, x, x
-    R8(0), R8(0), R8(0), R8(0), /* 0x00-0x1f */
-    1, 1, 0, 1, 1, 1, 0, 1,     /* space ! " # $ % & ' */
-    R8(1),                      /* ( ) * + , - . / */
-    R8(1),                      /* 0-7 */
-    1, 1, 1, 1, 0, 1, 0, 1,     /* 8 9 : ; < = > ? */
-    R8(1), R8(1), R8(1),        /* @ A-W */
-    1, 1, 1, 1, 0, 1, 1, 1,     /* X Y Z [ \ ] ^ _ */
-    R8(1), R8(1), R8(1), R8(1), /* ` a-z { | } ~ DEL */
+    R8(0), R8(0), R8(0), R8(0),                         /* 0x00-0x1f */
+    1,     1,     0,     1,     1,     1,     0,     1, /* space ! " # $ % & ' */
+    R8(1),                                              /* ( ) * + , - . / */
+    R8(1),                                              /* 0-7 */
+    1,     1,     1,     1,     0,     1,     0,     1, /* 8 9 : ; < = > ? */
+    R8(1), R8(1), R8(1),                                /* @ A-W */
+    1,     1,     1,     1,     0,     1,     1,     1, /* X Y Z [ \ ] ^ _ */
+    R8(1), R8(1), R8(1), R8(1),                         /* ` a-z { | } ~ DEL */
     R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
     R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
 #undef R8
@@ -173,8 +176,12 @@ static int put_quoted(tdx_buf *b, const uint8_t *s, size_t n) {
 /* Appending fixed text and numbers: the caller reserved room for them. */
 #define LIT(b, s) (memcpy((b)->v + (b)->n, s, sizeof(s) - 1), (b)->n += sizeof(s) - 1)
 
-static void put_u(tdx_buf *b, uint64_t v) { b->n += tdx_json_u64((char *)b->v + b->n, v); }
-static void put_i(tdx_buf *b, int64_t v) { b->n += tdx_json_i64((char *)b->v + b->n, v); }
+static void put_u(tdx_buf *b, uint64_t v) {
+    b->n += tdx_json_u64((char *)b->v + b->n, v);
+}
+static void put_i(tdx_buf *b, int64_t v) {
+    b->n += tdx_json_i64((char *)b->v + b->n, v);
+}
 
 static int put_args(tdx_buf *b, const tdx_vargs *a) {
     if (tdx_vec_reserve(b, b->n + 160)) return -1;
@@ -189,8 +196,10 @@ static int put_args(tdx_buf *b, const tdx_vargs *a) {
         put_i(b, (int64_t)a->u[0]);
         break;
     case TDX_VARG_BLOCKED:
-        if (a->u[0]) LIT(b, ",\"args\":{\"blocked\":\"yes\"");
-        else LIT(b, ",\"args\":{\"blocked\":\"no\"");
+        if (a->u[0])
+            LIT(b, ",\"args\":{\"blocked\":\"yes\"");
+        else
+            LIT(b, ",\"args\":{\"blocked\":\"no\"");
         break;
     case TDX_VARG_HEAP:
         LIT(b, ",\"args\":{\"Allocated\":");
@@ -240,7 +249,8 @@ static int put_args(tdx_buf *b, const tdx_vargs *a) {
         LIT(b, ",\"args\":{\"taskid\":");
         put_u(b, a->u[0]);
         break;
-    default: return 0;
+    default:
+        return 0;
     }
     LIT(b, "}");
     return 0;
@@ -495,7 +505,8 @@ void tdx_jsplit_init_online(tdx_jsplit *s, const tdx_vgframes *frames, int64_t m
 uint64_t tdx_jsplit_required_size(uint64_t n, uint64_t bytes) {
     static const char head[] = "{\"traceEvents\":[";
     static const char tail[] = "],\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n";
-    static const char empty[] = "{\"traceEvents\":null,\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n";
+    static const char empty[] =
+        "{\"traceEvents\":null,\"stackFrames\":{},\"displayTimeUnit\":\"ns\"}\n";
     if (n == 0) return sizeof empty - 1;
     return sizeof head - 1 + bytes + (n - 1) + sizeof tail - 1;
 }
@@ -619,13 +630,14 @@ int tdx_vranges_json(tdx_buf *out, const tdx_vrange *r, size_t n) {
     if (n == 0) return tdx_buf_append(out, "[]\n", 3);
     int rc = tdx_buf_append(out, "[\n", 2);
     for (size_t i = 0; i < n && !rc; i++) {
-        rc = tdx_buf_append(out, "  {\n    \"name\": ", 16) ||
-             tdx_json_quote(out, (const uint8_t *)r[i].name, strlen(r[i].name)) ||
-             tdx_buf_printf(out,
-                            ",\n    \"start\": %lld,\n    \"end\": %lld,\n    \"startTime\": %lld,\n"
-                            "    \"endTime\": %lld\n  }%s\n",
-                            (long long)r[i].start, (long long)r[i].end, (long long)r[i].start_time,
-                            (long long)r[i].end_time, i + 1 < n ? "," : "");
+        rc =
+            tdx_buf_append(out, "  {\n    \"name\": ", 16) ||
+            tdx_json_quote(out, (const uint8_t *)r[i].name, strlen(r[i].name)) ||
+            tdx_buf_printf(out,
+                           ",\n    \"start\": %lld,\n    \"end\": %lld,\n    \"startTime\": %lld,\n"
+                           "    \"endTime\": %lld\n  }%s\n",
+                           (long long)r[i].start, (long long)r[i].end, (long long)r[i].start_time,
+                           (long long)r[i].end_time, i + 1 < n ? "," : "");
     }
     return rc || tdx_buf_append(out, "]\n", 2) ? -1 : 0;
 }

@@ -1,5 +1,6 @@
 /* jsonout.h: the bytes of cmd/trace's /jsontrace: viewer events and their compact JSON, Go's float
- * and integer formats, the streaming writer with the index-range cut and stackFrames, and the splitter. */
+ * and integer formats, the streaming writer with the index-range cut and stackFrames, and the
+ * splitter. */
 #ifndef TDX_JSONOUT_H
 #define TDX_JSONOUT_H
 
@@ -113,8 +114,8 @@ typedef struct tdx_jsplit_rec {
 typedef struct tdx_jsplit {
     tdx_vgframes frames;
     int64_t max;
-    bool online;       /* the required size was known up front: nothing is recorded */
-    uint64_t required; /* online: requiredSize */
+    bool online;                  /* the required size was known up front: nothing is recorded */
+    uint64_t required;            /* online: requiredSize */
     TDX_VEC(tdx_jsplit_rec) recs; /* record mode: one per optional event (24 bytes each) */
     uint64_t nrequired, required_bytes;
     /* the walk over the optional events */

@@ -48,11 +48,13 @@ typedef struct qctx {
 } qctx;
 
 static int damaged(qctx *q, uint64_t off, const char *what) {
-    return tdx_errf(q->err, TDX_EINDEX, off, "index %s is corrupt (checksum or structure mismatch): " REBUILD,
-                    what);
+    return tdx_errf(q->err, TDX_EINDEX, off,
+                    "index %s is corrupt (checksum or structure mismatch): " REBUILD, what);
 }
 
-static int oom(qctx *q) { return tdx_errf(q->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory"); }
+static int oom(qctx *q) {
+    return tdx_errf(q->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
 
 /* A blob of VIEWDATA through its reference (bounds and hash checked). */
 static int blob(qctx *q, const uint8_t *ref, const uint8_t **p, size_t *n) {
@@ -66,8 +68,12 @@ static int blob(qctx *q, const uint8_t *ref, const uint8_t **p, size_t *n) {
     return 0;
 }
 
-static const uint8_t *ck(const qctx *q, uint64_t k) { return q->dir + VH_SIZE + k * CK_SIZE; }
-static int64_t ck_time(const qctx *q, uint64_t k) { return (int64_t)tdx_rd64(ck(q, k) + CK_TIME); }
+static const uint8_t *ck(const qctx *q, uint64_t k) {
+    return q->dir + VH_SIZE + k * CK_SIZE;
+}
+static int64_t ck_time(const qctx *q, uint64_t k) {
+    return (int64_t)tdx_rd64(ck(q, k) + CK_TIME);
+}
 
 static int load_common(qctx *q) {
     uint64_t len;
@@ -119,7 +125,8 @@ static int restore(qctx *q, tdx_viewgen *vg, const uint8_t *ref) {
     size_t n;
     if (blob(q, ref, &p, &n)) return -1;
     if (tdx_viewgen_restore(vg, p, n, q->err)) {
-        if (q->err->kind == TDX_EINDEX) return damaged(q, q->ix->sec[TDX_SEC_VIEWDATA].off, "section VIEWDATA");
+        if (q->err->kind == TDX_EINDEX)
+            return damaged(q, q->ix->sec[TDX_SEC_VIEWDATA].off, "section VIEWDATA");
         return -1;
     }
     return 0;
@@ -170,14 +177,15 @@ static int long_items(qctx *q, tdx_viewgen *vg, uint64_t d, tdx_query_stats *st)
     tdx_deser cd = {cp, cp + cn, 0};
     uint64_t count = tdx_deser_u(&cd), ord = 0;
     uint64_t nitems = tdx_rd64(q->dir + VH_NITEMS);
-    uint64_t k = d;           /* the interval holding the current ordinal */
+    uint64_t k = d;             /* the interval holding the current ordinal */
     uint64_t open = UINT64_MAX; /* the interval whose items id reads, and its next ordinal */
     uint64_t next = 0;
     tdx_deser id = {NULL, NULL, 0};
     for (uint64_t i = 0; i < count; i++) {
         ord += tdx_deser_u(&cd);
         if (cd.bad || ord >= nitems) goto bad;
-        while (k < q->nck && ord >= tdx_rd64(ck(q, k) + CK_FIRST_ITEM) + tdx_rd64(ck(q, k) + CK_NITEMS))
+        while (k < q->nck &&
+               ord >= tdx_rd64(ck(q, k) + CK_FIRST_ITEM) + tdx_rd64(ck(q, k) + CK_NITEMS))
             k++;
         if (k >= q->nck || ord < tdx_rd64(ck(q, k) + CK_FIRST_ITEM)) goto bad;
         if (open != k) {
@@ -225,8 +233,10 @@ static int add_names(qctx *q, tdx_viewgen *vg, const int64_t *ids, size_t nids) 
         uint64_t lo = 0, hi = ng;
         while (lo < hi) {
             uint64_t mid = (lo + hi) / 2;
-            if ((int64_t)tdx_rd64(grp + mid * 16) <= want) lo = mid + 1;
-            else hi = mid;
+            if ((int64_t)tdx_rd64(grp + mid * 16) <= want)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
         if (lo == 0) continue;
         const uint8_t *g = grp + (lo - 1) * 16;
@@ -278,13 +288,17 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     uint64_t nevents = ix->meta[M_EVENTS];
     if (load_common(&q)) goto out;
 
-    /* Resolve the options as cmd/trace does (the summary only when a goroutine or task is asked). */
+    /* Resolve the options as cmd/trace does (the summary only when a goroutine or task is asked).
+     */
     tdx_viewquery vq;
     memset(&vq, 0, sizeof vq);
     vq.thread = qq->thread;
-    if (qq->has_goid) vq.has_goid = true, vq.goid = qq->goid;
-    else if (qq->has_focustask) vq.has_focustask = true, vq.focustask = qq->focustask;
-    else if (qq->has_taskid) vq.has_taskid = true, vq.taskid = qq->taskid;
+    if (qq->has_goid)
+        vq.has_goid = true, vq.goid = qq->goid;
+    else if (qq->has_focustask)
+        vq.has_focustask = true, vq.focustask = qq->focustask;
+    else if (qq->has_taskid)
+        vq.has_taskid = true, vq.taskid = qq->taskid;
     bool go_window = vq.has_goid || vq.has_focustask || vq.has_taskid;
     if (go_window) {
         uint64_t len;
@@ -341,8 +355,10 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
         r.stop_after = E;
     }
     if (restore(&q, vg, ck(&q, c) + CK_STATE)) goto out;
-    if (window) tdx_viewgen_counters_set(vg, 0, 0);
-    else w.index = (int64_t)tdx_rd64(ck(&q, c) + CK_NOPT);
+    if (window)
+        tdx_viewgen_counters_set(vg, 0, 0);
+    else
+        w.index = (int64_t)tdx_rd64(ck(&q, c) + CK_NOPT);
     r.from = tdx_rd64(ck(&q, c) + CK_EVENT);
     st->checkpoint = c;
     int rr = run_replay(&q, vg, &r, st);
@@ -433,5 +449,6 @@ int tdx_query_ranges(tdx_index *ix, tdx_vrange **out, size_t *nout, tdx_err *err
     *nout = (size_t)n;
     return 0;
 bad:
-    return tdx_errf(err, TDX_EINDEX, off, "index section RANGES is corrupt (structure mismatch): " REBUILD);
+    return tdx_errf(err, TDX_EINDEX, off,
+                    "index section RANGES is corrupt (structure mismatch): " REBUILD);
 }

@@ -12,7 +12,7 @@
 #include "index/reader.h"
 
 typedef struct tdx_query {
-    bool thread;                          /* view=thread */
+    bool thread;                              /* view=thread */
     bool has_goid, has_focustask, has_taskid; /* first present wins, as in cmd/trace */
     uint64_t goid, focustask, taskid;
     bool has_index; /* /jsontrace's start and end: output-event indexes, both inclusive */
@@ -24,10 +24,10 @@ typedef struct tdx_query {
 } tdx_query;
 
 typedef struct tdx_query_stats {
-    uint64_t checkpoint;     /* the checkpoint replay started from */
-    uint64_t replayed;       /* events fed to the generator */
-    uint64_t long_items;     /* recorded events read after the replay */
-    uint64_t written;        /* optional events written */
+    uint64_t checkpoint; /* the checkpoint replay started from */
+    uint64_t replayed;   /* events fed to the generator */
+    uint64_t long_items; /* recorded events read after the replay */
+    uint64_t written;    /* optional events written */
 } tdx_query_stats;
 
 /* Writes the document to write(wctx, ...). Like cmd/trace, an unknown goroutine or task is an

@@ -44,7 +44,9 @@ static void bw_flush(bitw *w) {
     w->n = 0;
 }
 
-static inline int bitlen(uint64_t v) { return v ? 64 - __builtin_clzll(v) : 0; }
+static inline int bitlen(uint64_t v) {
+    return v ? 64 - __builtin_clzll(v) : 0;
+}
 
 /* Elias gamma code of v >= 1: bitlen(v)-1 zeros, then v's bits from the top. Written as: the
  * count of zeros in unary, then the bits below the leading one (LSB first). */
@@ -87,7 +89,9 @@ static uint64_t br_gamma(bitr *r) {
 
 /* ---- encoder ---- */
 
-void tdx_rans_enc_init(tdx_rans_enc *e) { memset(e, 0, sizeof *e); }
+void tdx_rans_enc_init(tdx_rans_enc *e) {
+    memset(e, 0, sizeof *e);
+}
 
 void tdx_rans_enc_free(tdx_rans_enc *e) {
     free(e->tab_of);
@@ -177,7 +181,9 @@ static void spread_weights(const uint32_t *w, int k, int bits, uint32_t *f) {
     }
 }
 
-static int gamma_len(uint64_t v) { return 2 * bitlen(v) - 1; }
+static int gamma_len(uint64_t v) {
+    return 2 * bitlen(v) - 1;
+}
 
 static int qlog(uint32_t c) {
     /* The L whose WQ[L] = 16 * 2^(L/4) is nearest to 16c in ratio. */
@@ -253,7 +259,8 @@ static void init_esyms(tdx_rans_etab *t, const uint32_t *freq) {
 /* Table header: 4 bits precision; precision 0: the symbol (8 bits); else gamma(k-1), the
  * symbols ascending (gamma(first+1), then gamma of each gap), a mode bit, then per symbol its
  * exact count (gamma) or its quantized weight (6 bits). */
-static void put_table(bitw *w, const tdx_rans_etab *t, const uint8_t *syms, const uint32_t *wq, int k, int mode) {
+static void put_table(bitw *w, const tdx_rans_etab *t, const uint8_t *syms, const uint32_t *wq,
+                      int k, int mode) {
     bw_put(w, t->bits, 4);
     if (t->bits == 0) {
         bw_put(w, k ? syms[0] : 0, 8);
@@ -267,13 +274,16 @@ static void put_table(bitw *w, const tdx_rans_etab *t, const uint8_t *syms, cons
     }
     bw_put(w, (uint64_t)mode, 1);
     for (int i = 0; i < k; i++) {
-        if (mode) bw_put(w, wq[i], 6);
-        else bw_gamma(w, wq[i]);
+        if (mode)
+            bw_put(w, wq[i], 6);
+        else
+            bw_gamma(w, wq[i]);
     }
 }
 
 static int by_ctx(const void *a, const void *b) {
-    uint32_t x = (*(const tdx_rans_etab *const *)a)->ctx, y = (*(const tdx_rans_etab *const *)b)->ctx;
+    uint32_t x = (*(const tdx_rans_etab *const *)a)->ctx,
+             y = (*(const tdx_rans_etab *const *)b)->ctx;
     return x < y ? -1 : x > y;
 }
 
@@ -354,7 +364,9 @@ int tdx_rans_enc_finish(tdx_rans_enc *e, tdx_buf *out) {
 
 /* ---- decoder ---- */
 
-void tdx_rans_dec_init(tdx_rans_dec *d) { memset(d, 0, sizeof *d); }
+void tdx_rans_dec_init(tdx_rans_dec *d) {
+    memset(d, 0, sizeof *d);
+}
 
 void tdx_rans_dec_free(tdx_rans_dec *d) {
     free(d->idx);
@@ -468,8 +480,10 @@ int tdx_rans_dec_start(tdx_rans_dec *d, uint32_t nctx, const uint8_t *p, size_t 
 
 void tdx_rans_refill_slow_(tdx_rans_dec *d, int n) {
     while (d->nacc < n) {
-        if (d->bpos < d->blen) d->acc |= (uint64_t)d->bits[d->bpos] << d->nacc;
-        else d->bad = 1;
+        if (d->bpos < d->blen)
+            d->acc |= (uint64_t)d->bits[d->bpos] << d->nacc;
+        else
+            d->bad = 1;
         d->bpos++;
         d->nacc += 8;
     }

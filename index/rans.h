@@ -10,8 +10,8 @@
 
 #include "core/mem.h"
 
-#define TDX_RANS_LANES 4     /* independent coder states (their decodes overlap in the CPU) */
-#define TDX_RANS_MAXBITS 10  /* frequency precision of a table (2^bits slots) at most */
+#define TDX_RANS_LANES 4      /* independent coder states (their decodes overlap in the CPU) */
+#define TDX_RANS_MAXBITS 10   /* frequency precision of a table (2^bits slots) at most */
 #define TDX_RANS_L (1u << 23) /* lower bound of the coder state; bytes are shifted in below it */
 
 /* ---- encoding ---- */
@@ -34,10 +34,10 @@ typedef struct tdx_rans_etab {
 
 typedef struct tdx_rans_enc {
     uint32_t nctx;
-    uint16_t *tab_of;                   /* context -> table index + 1 (0: no table yet) */
-    TDX_VEC(tdx_rans_etab) tabs;        /* the block's tables, in first-use order */
+    uint16_t *tab_of;                      /* context -> table index + 1 (0: no table yet) */
+    TDX_VEC(tdx_rans_etab) tabs;           /* the block's tables, in first-use order */
     TDX_VEC(uint32_t) tok[TDX_RANS_LANES]; /* per lane: table index << 8 | symbol */
-    tdx_buf bits;                       /* the raw bit stream */
+    tdx_buf bits;                          /* the raw bit stream */
     uint64_t acc;
     int nacc;
     int oom;

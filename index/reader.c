@@ -21,24 +21,33 @@
 #define REBUILD "rebuild it with `traceidx build`"
 
 const char *tdx_section_name(uint32_t kind) {
-    static const char *const n[TDX_SEC_COUNT_] = {
-        [TDX_SEC_META] = "META",     [TDX_SEC_STRINGS] = "STRINGS",
-        [TDX_SEC_FRAMES] = "FRAMES", [TDX_SEC_STACKS] = "STACKS",
-        [TDX_SEC_GENS] = "GENS",     [TDX_SEC_EVDIR] = "EVDIR",
-        [TDX_SEC_EVENTS] = "EVENTS", [TDX_SEC_GOROUTINES] = "GOROUTINES",
-        [TDX_SEC_PROCS] = "PROCS",   [TDX_SEC_THREADS] = "THREADS",
-        [TDX_SEC_VGSTORE] = "VGSTORE", [TDX_SEC_RANGES] = "RANGES",
-        [TDX_SEC_SUMMARY] = "SUMMARY", [TDX_SEC_VIEW_PROC] = "VIEW_PROC",
-        [TDX_SEC_VIEW_THREAD] = "VIEW_THREAD", [TDX_SEC_VIEW_GOROUTINE] = "VIEW_GOROUTINE",
-        [TDX_SEC_VIEWDATA] = "VIEWDATA"};
+    static const char *const n[TDX_SEC_COUNT_] = {[TDX_SEC_META] = "META",
+                                                  [TDX_SEC_STRINGS] = "STRINGS",
+                                                  [TDX_SEC_FRAMES] = "FRAMES",
+                                                  [TDX_SEC_STACKS] = "STACKS",
+                                                  [TDX_SEC_GENS] = "GENS",
+                                                  [TDX_SEC_EVDIR] = "EVDIR",
+                                                  [TDX_SEC_EVENTS] = "EVENTS",
+                                                  [TDX_SEC_GOROUTINES] = "GOROUTINES",
+                                                  [TDX_SEC_PROCS] = "PROCS",
+                                                  [TDX_SEC_THREADS] = "THREADS",
+                                                  [TDX_SEC_VGSTORE] = "VGSTORE",
+                                                  [TDX_SEC_RANGES] = "RANGES",
+                                                  [TDX_SEC_SUMMARY] = "SUMMARY",
+                                                  [TDX_SEC_VIEW_PROC] = "VIEW_PROC",
+                                                  [TDX_SEC_VIEW_THREAD] = "VIEW_THREAD",
+                                                  [TDX_SEC_VIEW_GOROUTINE] = "VIEW_GOROUTINE",
+                                                  [TDX_SEC_VIEWDATA] = "VIEWDATA"};
     return kind < TDX_SEC_COUNT_ && n[kind] ? n[kind] : "UNKNOWN";
 }
 
-bool tdx_is_index(const uint8_t *p, size_t n) { return n >= 8 && memcmp(p, TDX_IDX_MAGIC, 8) == 0; }
+bool tdx_is_index(const uint8_t *p, size_t n) {
+    return n >= 8 && memcmp(p, TDX_IDX_MAGIC, 8) == 0;
+}
 
 static int corrupt(tdx_err *err, uint64_t off, const char *what) {
-    return tdx_errf(err, TDX_EINDEX, off, "index %s is corrupt (checksum or structure mismatch): " REBUILD,
-                    what);
+    return tdx_errf(err, TDX_EINDEX, off,
+                    "index %s is corrupt (checksum or structure mismatch): " REBUILD, what);
 }
 
 const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, tdx_err *err) {
@@ -69,24 +78,31 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     if (len < 8) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     n = tdx_rd64(p);
     /* Every string takes at least a symbol: a count beyond the section's bits is damage. */
-    if (n == 0 || n >= UINT32_MAX || n > (len - 8) * 8) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
-    if (tdx_vec_reserve(&g->strings, n)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    if (n == 0 || n >= UINT32_MAX || n > (len - 8) * 8)
+        return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+    if (tdx_vec_reserve(&g->strings, n))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     int oom;
     if (tdx_strpack_decode(p + 8, len - 8, n, &g->arena, g->strings.v, &oom))
         return oom ? tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory")
                    : corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
-    if (g->strings.v[0].n != 0) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+    if (g->strings.v[0].n != 0)
+        return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     g->strings.n = n;
     /* FRAMES */
     if (!(p = tdx_index_section(ix, TDX_SEC_FRAMES, &len, err))) return -1;
     if (len < 8) return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
     n = tdx_rd64(p);
-    if ((len - 8) / F_SIZE != n || (len - 8) % F_SIZE) return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
-    if (tdx_vec_reserve(&g->frames, n)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    if ((len - 8) / F_SIZE != n || (len - 8) % F_SIZE)
+        return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
+    if (tdx_vec_reserve(&g->frames, n))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     for (uint64_t i = 0; i < n; i++) {
         const uint8_t *r = p + 8 + F_SIZE * i;
-        tdx_frame f = {.pc = tdx_rd64(r + F_PC), .line = tdx_rd64(r + F_LINE),
-                       .func = tdx_rd32(r + F_FUNC), .file = tdx_rd32(r + F_FILE)};
+        tdx_frame f = {.pc = tdx_rd64(r + F_PC),
+                       .line = tdx_rd64(r + F_LINE),
+                       .func = tdx_rd32(r + F_FUNC),
+                       .file = tdx_rd32(r + F_FILE)};
         if (f.func >= g->strings.n || f.file >= g->strings.n)
             return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
         g->frames.v[i] = f;
@@ -96,7 +112,8 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     if (!(p = tdx_index_section(ix, TDX_SEC_STACKS, &len, err))) return -1;
     if (len < 8) return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
     n = tdx_rd64(p);
-    if (n == 0 || n >= UINT32_MAX || (len - 8) / 8 < n + 1) return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+    if (n == 0 || n >= UINT32_MAX || (len - 8) / 8 < n + 1)
+        return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
     const uint8_t *ids = p + 8 + 8 * (n + 1);
     uint64_t nids = (len - 8 - 8 * (n + 1)) / 4;
     if (tdx_vec_reserve(&g->stacks, n) || tdx_vec_reserve(&g->stack_frames, nids))
@@ -109,7 +126,8 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     g->stack_frames.n = nids;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t a = tdx_rd64(p + 8 + 8 * i), b = tdx_rd64(p + 16 + 8 * i);
-        if (a > b || b > nids || b - a > 128) return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+        if (a > b || b > nids || b - a > 128)
+            return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
         g->stacks.v[i] = (tdx_stack){i, (uint32_t)a, (uint32_t)(b - a)};
     }
     g->stacks.n = n;
@@ -134,7 +152,8 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     }
     void *m = mmap(NULL, ix->size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
-    if (m == MAP_FAILED) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot map: %s", strerror(errno));
+    if (m == MAP_FAILED)
+        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot map: %s", strerror(errno));
     ix->map_ = m;
     ix->data = m;
     const uint8_t *h = ix->data;
@@ -144,25 +163,27 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     }
     if (ix->size < TDX_IDX_HEADER_SIZE) {
         tdx_index_close(ix);
-        return tdx_errf(err, TDX_EINDEX, ix->size, "index is truncated (%zu bytes, not even a header): " REBUILD,
-                        ix->size);
+        return tdx_errf(err, TDX_EINDEX, ix->size,
+                        "index is truncated (%zu bytes, not even a header): " REBUILD, ix->size);
     }
     ix->version = tdx_rd32(h + H_VERSION);
     if (ix->version > TDX_IDX_VERSION) {
         uint32_t v = ix->version;
         tdx_index_close(ix);
-        return tdx_errf(err, TDX_EINDEX, H_VERSION,
-                        "index format version %u is newer than this traceidx reads (%d): upgrade traceidx "
-                        "or rebuild the index with this one",
-                        v, TDX_IDX_VERSION);
+        return tdx_errf(
+            err, TDX_EINDEX, H_VERSION,
+            "index format version %u is newer than this traceidx reads (%d): upgrade traceidx "
+            "or rebuild the index with this one",
+            v, TDX_IDX_VERSION);
     }
     if (ix->version >= 1 && ix->version < TDX_IDX_VERSION) {
         /* Older layouts encode events, strings and the summary differently; nothing reads them. */
         uint32_t v = ix->version;
         tdx_index_close(ix);
-        return tdx_errf(err, TDX_EINDEX, H_VERSION,
-                        "index format version %u is older than this traceidx reads (%d): rebuild the index", v,
-                        TDX_IDX_VERSION);
+        return tdx_errf(
+            err, TDX_EINDEX, H_VERSION,
+            "index format version %u is older than this traceidx reads (%d): rebuild the index", v,
+            TDX_IDX_VERSION);
     }
     if (XXH3_64bits(h, H_HEADER_HASH) != tdx_rd64(h + H_HEADER_HASH) || ix->version == 0) {
         tdx_index_close(ix);
@@ -172,8 +193,10 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     if (fsize != ix->size) {
         size_t have = ix->size;
         tdx_index_close(ix);
-        return tdx_errf(err, TDX_EINDEX, have, "index is truncated or extended (%zu bytes, the header says %" PRIu64
-                        "): " REBUILD, have, fsize);
+        return tdx_errf(err, TDX_EINDEX, have,
+                        "index is truncated or extended (%zu bytes, the header says %" PRIu64
+                        "): " REBUILD,
+                        have, fsize);
     }
     uint64_t toff = tdx_rd64(h + H_SECTAB_OFF);
     uint32_t tcount = tdx_rd32(h + H_SECTAB_COUNT);
@@ -181,15 +204,18 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
         tdx_index_close(ix);
         return corrupt(err, H_SECTAB_OFF, "header");
     }
-    if (XXH3_64bits(h + toff, (size_t)tcount * TDX_IDX_SECTION_SIZE) != tdx_rd64(h + H_SECTAB_HASH)) {
+    if (XXH3_64bits(h + toff, (size_t)tcount * TDX_IDX_SECTION_SIZE) !=
+        tdx_rd64(h + H_SECTAB_HASH)) {
         tdx_index_close(ix);
         return corrupt(err, toff, "section table");
     }
     for (uint32_t i = 0; i < tcount; i++) {
         const uint8_t *r = h + toff + (size_t)i * TDX_IDX_SECTION_SIZE;
         uint32_t kind = tdx_rd32(r);
-        if (kind == 0 || kind >= TDX_SEC_COUNT_) continue; /* unknown kinds are skipped (newer minor) */
-        tdx_isection s = {kind, tdx_rd32(r + 4), tdx_rd64(r + 8), tdx_rd64(r + 16), tdx_rd64(r + 24), true};
+        if (kind == 0 || kind >= TDX_SEC_COUNT_)
+            continue; /* unknown kinds are skipped (newer minor) */
+        tdx_isection s = {
+            kind, tdx_rd32(r + 4), tdx_rd64(r + 8), tdx_rd64(r + 16), tdx_rd64(r + 24), true};
         if (s.off > ix->size || s.len > ix->size - s.off) {
             tdx_index_close(ix);
             return corrupt(err, toff + (size_t)i * TDX_IDX_SECTION_SIZE, "section table");
@@ -203,7 +229,8 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     uint64_t len;
     const uint8_t *p = tdx_index_section(ix, TDX_SEC_META, &len, err);
     if (!p) goto fail;
-    for (int i = 0; i < M_COUNT_ && (uint64_t)(i + 1) * 8 <= len; i++) ix->meta[i] = tdx_rd64(p + 8 * (size_t)i);
+    for (int i = 0; i < M_COUNT_ && (uint64_t)(i + 1) * 8 <= len; i++)
+        ix->meta[i] = tdx_rd64(p + 8 * (size_t)i);
     if (!(ix->evdir = tdx_index_section(ix, TDX_SEC_EVDIR, &len, err))) goto fail;
     ix->nblocks = len / D_SIZE;
     if (len % D_SIZE) {
@@ -263,7 +290,8 @@ int tdx_index_read_block(const tdx_index *ix, size_t b, tdx_event *out, size_t *
     if (tdx_evdec_block(p, len, ne, out)) return corrupt(err, off, what);
     uint64_t nstr = ix->tabs.strings.n, nstk = ix->tabs.stacks.n;
     for (uint32_t i = 0; i < ne; i++)
-        if (out[i].stack >= nstk || out[i].tstack >= nstk || out[i].str[0] >= nstr || out[i].str[1] >= nstr)
+        if (out[i].stack >= nstk || out[i].tstack >= nstk || out[i].str[0] >= nstr ||
+            out[i].str[1] >= nstr)
             return corrupt(err, off, what);
     *n = ne;
     return 0;
@@ -273,8 +301,10 @@ size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t) {
     size_t lo = 0, hi = ix->nblocks;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (tdx_index_block_last_time(ix, mid) < t) lo = mid + 1;
-        else hi = mid;
+        if (tdx_index_block_last_time(ix, mid) < t)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -283,8 +313,10 @@ size_t tdx_index_block_of_event(const tdx_index *ix, uint64_t i) {
     size_t lo = 0, hi = ix->nblocks;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (tdx_index_block_first_event(ix, mid) + tdx_index_block_nevents(ix, mid) <= i) lo = mid + 1;
-        else hi = mid;
+        if (tdx_index_block_first_event(ix, mid) + tdx_index_block_nevents(ix, mid) <= i)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -297,14 +329,17 @@ static int verify_view(tdx_index *ix, uint32_t kind, tdx_err *err) {
     if (!data) return -1;
     char what[48];
     snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
-    if (len < VH_SIZE || (len - VH_SIZE) % CK_SIZE || tdx_rd64(dir + VH_NCKPT) != (len - VH_SIZE) / CK_SIZE)
+    if (len < VH_SIZE || (len - VH_SIZE) % CK_SIZE ||
+        tdx_rd64(dir + VH_NCKPT) != (len - VH_SIZE) / CK_SIZE)
         return corrupt(err, ix->sec[kind].off, what);
     uint64_t nck = (len - VH_SIZE) / CK_SIZE;
     for (uint64_t i = 0; i < 3 + 3 * nck; i++) {
-        const uint8_t *ref = i < 3 ? dir + VH_TREE + i * BL_SIZE
-                                   : dir + VH_SIZE + ((i - 3) / 3) * CK_SIZE + CK_STATE + ((i - 3) % 3) * BL_SIZE;
+        const uint8_t *ref =
+            i < 3 ? dir + VH_TREE + i * BL_SIZE
+                  : dir + VH_SIZE + ((i - 3) / 3) * CK_SIZE + CK_STATE + ((i - 3) % 3) * BL_SIZE;
         uint64_t off = tdx_rd64(ref + BL_OFF), n = tdx_rd64(ref + BL_LEN);
-        if (off > dlen || n > dlen - off) return corrupt(err, ix->sec[kind].off + (uint64_t)(ref - dir), what);
+        if (off > dlen || n > dlen - off)
+            return corrupt(err, ix->sec[kind].off + (uint64_t)(ref - dir), what);
         if (XXH3_64bits(data + off, (size_t)n) != tdx_rd64(ref + BL_HASH))
             return corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off + off, "section VIEWDATA");
     }
@@ -337,8 +372,10 @@ int tdx_index_verify(tdx_index *ix, tdx_err *err) {
 int tdx_index_check_trace(const tdx_index *ix, const char *trace_path, const uint8_t *data,
                           size_t size, bool full, tdx_err *err) {
     const char *why = NULL;
-    if (size != ix->trace_size) why = "its size";
-    else if (memcmp(data, ix->trace_header, size < 16 ? size : 16) != 0) why = "its header";
+    if (size != ix->trace_size)
+        why = "its size";
+    else if (memcmp(data, ix->trace_header, size < 16 ? size : 16) != 0)
+        why = "its header";
     else if (tdx_trace_sample_hash(data, size) != ix->trace_sample ||
              (full && XXH3_64bits(data, size) != ix->trace_hash))
         why = "its contents";

@@ -20,9 +20,9 @@
 #include "rans.h"
 
 #define MINMATCH 4
-#define WINDOW (1u << 20)     /* match distances at most */
-#define HBITS 17              /* hash of 4 bytes -> last position */
-#define DEPTH 2               /* candidates tried per position (a hash chain) */
+#define WINDOW (1u << 20) /* match distances at most */
+#define HBITS 17          /* hash of 4 bytes -> last position */
+#define DEPTH 2           /* candidates tried per position (a hash chain) */
 #define CHUNK_BYTES (1u << 20)
 #define MAXRATIO 4096 /* unpacked bytes per packed byte at most */
 
@@ -31,18 +31,21 @@ enum { L_LEN = 0, L_LIT = 1, L_OFF = 2, L_MLEN = 3 };
 
 /* The class of a byte, as the context of the next literal (class 0: string start). */
 static const uint8_t bclass[256] = {
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
-    ['a'] = 2, ['b'] = 2, ['c'] = 2, ['d'] = 2, ['e'] = 2, ['f'] = 2, ['g'] = 2, ['h'] = 2, ['i'] = 2, ['j'] = 2,
-    ['k'] = 2, ['l'] = 2, ['m'] = 2, ['n'] = 2, ['o'] = 2, ['p'] = 2, ['q'] = 2, ['r'] = 2, ['s'] = 2, ['t'] = 2,
-    ['u'] = 2, ['v'] = 2, ['w'] = 2, ['x'] = 2, ['y'] = 2, ['z'] = 2,
-    ['A'] = 3, ['B'] = 3, ['C'] = 3, ['D'] = 3, ['E'] = 3, ['F'] = 3, ['G'] = 3, ['H'] = 3, ['I'] = 3, ['J'] = 3,
-    ['K'] = 3, ['L'] = 3, ['M'] = 3, ['N'] = 3, ['O'] = 3, ['P'] = 3, ['Q'] = 3, ['R'] = 3, ['S'] = 3, ['T'] = 3,
-    ['U'] = 3, ['V'] = 3, ['W'] = 3, ['X'] = 3, ['Y'] = 3, ['Z'] = 3,
-    ['/'] = 4, ['.'] = 5, [' '] = 6, ['_'] = 7, ['-'] = 7, ['='] = 7, [':'] = 7, ['('] = 7, [')'] = 7, ['*'] = 7,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['a'] = 2, ['b'] = 2, ['c'] = 2, ['d'] = 2, ['e'] = 2, ['f'] = 2,
+    ['g'] = 2, ['h'] = 2, ['i'] = 2, ['j'] = 2, ['k'] = 2, ['l'] = 2, ['m'] = 2, ['n'] = 2,
+    ['o'] = 2, ['p'] = 2, ['q'] = 2, ['r'] = 2, ['s'] = 2, ['t'] = 2, ['u'] = 2, ['v'] = 2,
+    ['w'] = 2, ['x'] = 2, ['y'] = 2, ['z'] = 2, ['A'] = 3, ['B'] = 3, ['C'] = 3, ['D'] = 3,
+    ['E'] = 3, ['F'] = 3, ['G'] = 3, ['H'] = 3, ['I'] = 3, ['J'] = 3, ['K'] = 3, ['L'] = 3,
+    ['M'] = 3, ['N'] = 3, ['O'] = 3, ['P'] = 3, ['Q'] = 3, ['R'] = 3, ['S'] = 3, ['T'] = 3,
+    ['U'] = 3, ['V'] = 3, ['W'] = 3, ['X'] = 3, ['Y'] = 3, ['Z'] = 3, ['/'] = 4, ['.'] = 5,
+    [' '] = 6, ['_'] = 7, ['-'] = 7, ['='] = 7, [':'] = 7, ['('] = 7, [')'] = 7, ['*'] = 7,
     ['@'] = 7, [','] = 7,
 };
 
-static inline int lit_ctx(const uint8_t *s, size_t i) { return i ? (bclass[s[i - 1]] ? bclass[s[i - 1]] : 7) : 0; }
+static inline int lit_ctx(const uint8_t *s, size_t i) {
+    return i ? (bclass[s[i - 1]] ? bclass[s[i - 1]] : 7) : 0;
+}
 
 /* Integers as in the event codec: a size class (the symbol) and raw low bits. */
 static inline void put_uint(tdx_rans_enc *rc, int lane, uint32_t ctx, uint64_t v) {
@@ -211,14 +214,16 @@ static int stored(const uint8_t *p, const uint8_t *end, uint64_t n, tdx_str *str
     return 0;
 }
 
-int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, tdx_str *strs, int *oom) {
+int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, tdx_str *strs,
+                       int *oom) {
     const uint8_t *end = p + len;
     uint64_t total, nchunks;
     *oom = 0;
     if (len < 1) return -1;
     if (*p++ == 0) return stored(p, end, n, strs);
     if (p[-1] != 1) return -1;
-    if (get_uv(&p, end, &total) || get_uv(&p, end, &nchunks) || nchunks > n || total / MAXRATIO > len)
+    if (get_uv(&p, end, &total) || get_uv(&p, end, &nchunks) || nchunks > n ||
+        total / MAXRATIO > len)
         return -1;
     uint8_t *buf = tdx_arena_alloc(a, total ? (size_t)total : 1);
     if (!buf) return *oom = 1, -1;
@@ -229,7 +234,8 @@ int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, t
     int rc = -1;
     for (uint64_t c = 0; c < nchunks; c++) {
         uint64_t ns, clen;
-        if (get_uv(&p, end, &ns) || get_uv(&p, end, &clen) || ns > n - done || clen > (uint64_t)(end - p))
+        if (get_uv(&p, end, &ns) || get_uv(&p, end, &clen) || ns > n - done ||
+            clen > (uint64_t)(end - p))
             goto out;
         if (tdx_rans_dec_start(&d, C_COUNT, p, (size_t)clen)) goto out;
         p += clen;
@@ -242,9 +248,11 @@ int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, t
             for (;;) {
                 uint64_t run = get_uint(&d, L_LEN, C_RUN + after);
                 if (run > sl - x) goto out;
-                for (uint64_t r = 0; r < run; r++, x++) s[x] = (uint8_t)tdx_rans_get(&d, L_LIT, C_LIT + lit_ctx(s, x));
+                for (uint64_t r = 0; r < run; r++, x++)
+                    s[x] = (uint8_t)tdx_rans_get(&d, L_LIT, C_LIT + lit_ctx(s, x));
                 if (x == sl) break;
-                uint64_t dist = get_uint(&d, L_OFF, C_OFF) + 1, ml = get_uint(&d, L_MLEN, C_MLEN) + MINMATCH;
+                uint64_t dist = get_uint(&d, L_OFF, C_OFF) + 1,
+                         ml = get_uint(&d, L_MLEN, C_MLEN) + MINMATCH;
                 if (dist > fill + x || ml > sl - x) goto out;
                 /* Byte by byte: the copy may overlap what it produces. */
                 const uint8_t *from = s + x - dist;

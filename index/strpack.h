@@ -17,6 +17,7 @@ int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, 
 /* Unpacks p[0..len) (all of it) holding n strings into storage from arena a and fills
  * strs[0..n). Returns 0, or -1 when the data is malformed (never reads or writes out of bounds)
  * or memory runs out (*oom set). */
-int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, tdx_str *strs, int *oom);
+int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, tdx_str *strs,
+                       int *oom);
 
 #endif

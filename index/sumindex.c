@@ -33,12 +33,20 @@ enum { T_GOROUTINES, T_EDGES, T_TASKS, T_TASKX, T_GSHAPES, T_TSHAPES, T_RSHAPES,
 
 /* Header: magic, the summary's scalar fields, one record per table, XXH3 of what precedes. */
 enum { TR_NREC = 0, TR_NBLOCKS = 8, TR_DIR = 16, TR_DATA = 24, TR_DATALEN = 32, TR_SIZE = 40 };
-enum { SH_MAGIC = 0, SH_FIELDS = 8, SH_NFIELDS = 8, SH_TABLES = 72,
-       SH_HASH = SH_TABLES + T_COUNT * TR_SIZE, SH_SIZE = SH_HASH + 8 };
+enum {
+    SH_MAGIC = 0,
+    SH_FIELDS = 8,
+    SH_NFIELDS = 8,
+    SH_TABLES = 72,
+    SH_HASH = SH_TABLES + T_COUNT * TR_SIZE,
+    SH_SIZE = SH_HASH + 8
+};
 /* Directory entry: first key, offset in the table's data, length, check, XXH3 of the block. */
 enum { DE_KEY = 0, DE_OFF = 8, DE_LEN = 16, DE_CHECK = 20, DE_HASH = 24, DE_SIZE = 32 };
 
-static bool dense(int t) { return t >= T_GSHAPES; }
+static bool dense(int t) {
+    return t >= T_GSHAPES;
+}
 
 static uint32_t entry_check(int t, uint64_t k, const uint8_t *e) {
     uint8_t x[DE_SIZE];
@@ -48,14 +56,22 @@ static uint32_t entry_check(int t, uint64_t k, const uint8_t *e) {
 }
 
 /* Exact wrapping differences (any int64 pair round-trips). */
-static int64_t zdiff(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
-static int64_t zadd(int64_t a, int64_t d) { return (int64_t)((uint64_t)a + (uint64_t)d); }
+static int64_t zdiff(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+static int64_t zadd(int64_t a, int64_t d) {
+    return (int64_t)((uint64_t)a + (uint64_t)d);
+}
 
 /* Time deltas are stored divided by the record's granule: GRAN when every one of them is a
  * multiple of it (trace clocks usually tick in 64 ns), else 1. */
 #define GRAN 64
-static bool on_gran(int64_t d) { return d % GRAN == 0; }
-static int64_t ungran(int64_t v, int64_t gran) { return (int64_t)((uint64_t)v * (uint64_t)gran); }
+static bool on_gran(int64_t d) {
+    return d % GRAN == 0;
+}
+static int64_t ungran(int64_t v, int64_t gran) {
+    return (int64_t)((uint64_t)v * (uint64_t)gran);
+}
 
 typedef struct shape {
     uint32_t name, a; /* a: start stack (tasks, regions) */
@@ -230,12 +246,14 @@ static int collect_shapes(sumw *w) {
     }
     for (size_t i = 0; i < s->tasks.n; i++) {
         const tdx_sumtask *t = &s->tasks.v[i];
-        if ((w->tshape[i] = shapes_add(&w->tsh, ev_shape(t->name, &t->start, &t->end))) == UINT32_MAX)
+        if ((w->tshape[i] = shapes_add(&w->tsh, ev_shape(t->name, &t->start, &t->end))) ==
+            UINT32_MAX)
             return -1;
     }
     for (size_t i = 0; i < s->regions.n; i++) {
         const tdx_sumregion *r = &s->regions.v[i];
-        if ((w->rshape[i] = shapes_add(&w->rsh, ev_shape(r->name, &r->start, &r->end))) == UINT32_MAX)
+        if ((w->rshape[i] = shapes_add(&w->rsh, ev_shape(r->name, &r->start, &r->end))) ==
+            UINT32_MAX)
             return -1;
     }
     return shapes_write(&w->gsh, &w->t[T_GSHAPES]) || shapes_write(&w->tsh, &w->t[T_TSHAPES]) ||
@@ -251,7 +269,8 @@ static int write_goroutines(sumw *w) {
     tabw *tw = &w->t[T_GOROUTINES];
     keyed *o = malloc((s->gs.n ? s->gs.n : 1) * sizeof *o);
     if (!o) return -1;
-    for (size_t i = 0; i < s->gs.n; i++) o[i] = (keyed){(uint64_t)s->gs.v[i].id ^ KEY_SIGN, 0, (uint32_t)i};
+    for (size_t i = 0; i < s->gs.n; i++)
+        o[i] = (keyed){(uint64_t)s->gs.v[i].id ^ KEY_SIGN, 0, (uint32_t)i};
     if (s->gs.n > 1) qsort(o, s->gs.n, sizeof *o, cmp_keyed);
     int64_t prev = 0;
     for (size_t i = 0; i < s->gs.n; i++) {
@@ -260,8 +279,8 @@ static int write_goroutines(sumw *w) {
         int64_t d[3] = {zdiff(g->creation, prev), g->start ? zdiff(g->start, g->creation) : 0,
                         g->end ? zdiff(g->end, g->start ? g->start : g->creation) : 0};
         int64_t gran = on_gran(d[0]) && on_gran(d[1]) && on_gran(d[2]) ? GRAN : 1;
-        tw_u(tw, (uint64_t)(g->start != 0) | (uint64_t)(g->end != 0) << 1 | (uint64_t)(gran > 1) << 2 |
-                     (uint64_t)w->gsh.rank[w->gshape[o[i].idx]] << 3);
+        tw_u(tw, (uint64_t)(g->start != 0) | (uint64_t)(g->end != 0) << 1 |
+                     (uint64_t)(gran > 1) << 2 | (uint64_t)w->gsh.rank[w->gshape[o[i].idx]] << 3);
         tw_i(tw, d[0] / gran);
         if (g->start) tw_i(tw, d[1] / gran);
         if (g->end) tw_i(tw, d[2] / gran);
@@ -301,11 +320,13 @@ static int write_edges(sumw *w) {
  * children << 5; shape; [start time and goroutine, deltas to the previous record's event], [end
  * time (to the start), end goroutine (to the start's, when it differs)], [parent id - id],
  * children ids (deltas from the id, in order). */
-static void write_task(sumw *w, tabw *tw, const tdx_sumtask *t, uint32_t ti, int64_t *pt, int64_t *pg) {
+static void write_task(sumw *w, tabw *tw, const tdx_sumtask *t, uint32_t ti, int64_t *pt,
+                       int64_t *pg) {
     const tdx_summary *s = w->s;
     bool sp = t->start.present, ep = t->end.present, par = t->parent != TDX_SUM_NONE;
     bool gd = sp && ep && t->end.g != t->start.g;
-    int64_t ds = sp ? zdiff(t->start.time, *pt) : 0, de = ep ? zdiff(t->end.time, sp ? t->start.time : *pt) : 0;
+    int64_t ds = sp ? zdiff(t->start.time, *pt) : 0,
+            de = ep ? zdiff(t->end.time, sp ? t->start.time : *pt) : 0;
     int64_t gran = on_gran(ds) && on_gran(de) ? GRAN : 1;
     tw_u(tw, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)par << 2 | (uint64_t)gd << 3 |
                  (uint64_t)(gran > 1) << 4 | (uint64_t)t->children.n << 5);
@@ -351,7 +372,8 @@ static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumtask *t, int64_t gran, 
     int64_t bt = t->start.present ? t->start.time : s->t0, bg = t->start.present ? t->start.g : 0;
     int rc = tdx_ser_u(b, t->nlogs);
     if (t->nlogs)
-        rc |= put_time(b, zdiff(t->first_log.time, bt), gran, exact) | tdx_ser_i(b, zdiff(t->first_log.g, bg));
+        rc |= put_time(b, zdiff(t->first_log.time, bt), gran, exact) |
+              tdx_ser_i(b, zdiff(t->first_log.g, bg));
     rc |= tdx_ser_u(b, t->goroutines.n);
     int64_t prev = bg;
     for (size_t k = 0; k < t->goroutines.n; k++) {
@@ -439,9 +461,14 @@ static int assemble(const tdx_summary *s, sumw *w, tdx_buf *out) {
     memset(h, 0, sizeof h);
     /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): the magic has no NUL */
     memcpy(h + SH_MAGIC, SUM_MAGIC, 8);
-    uint64_t f[SH_NFIELDS] = {s->nevents,          (uint64_t)s->t0,        (uint64_t)s->last_ts,
-                              (uint64_t)s->sync_ts, s->valid_events,        (uint64_t)s->valid_end,
-                              (uint64_t)s->max_proc, (uint64_t)s->valid_max_proc};
+    uint64_t f[SH_NFIELDS] = {s->nevents,
+                              (uint64_t)s->t0,
+                              (uint64_t)s->last_ts,
+                              (uint64_t)s->sync_ts,
+                              s->valid_events,
+                              (uint64_t)s->valid_end,
+                              (uint64_t)s->max_proc,
+                              (uint64_t)s->valid_max_proc};
     for (int i = 0; i < SH_NFIELDS; i++) tdx_le64(h + SH_FIELDS + 8 * (size_t)i, f[i]);
     uint64_t off = SH_SIZE;
     for (int i = 0; i < T_COUNT; i++) {
@@ -479,8 +506,9 @@ int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err) {
     if (!rc) rc = assemble(s, &w, out);
     sumw_free(&w);
     if (rc == -2)
-        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
-                        "internal error: the goroutine/task summary is inconsistent or too large to index");
+        return tdx_errf(
+            err, TDX_EINDEX, TDX_NO_OFFSET,
+            "internal error: the goroutine/task summary is inconsistent or too large to index");
     if (rc) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     return 0;
 }
@@ -515,7 +543,9 @@ static int corrupt(rd *r, const void *at) {
                     "with `traceidx build`");
 }
 
-static int nomem(rd *r) { return tdx_errf(r->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory"); }
+static int nomem(rd *r) {
+    return tdx_errf(r->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
 
 static void rd_free(rd *r) {
     for (int i = 0; i < T_COUNT; i++) free(r->t[i].checked);
@@ -561,7 +591,8 @@ static int block(rd *r, int ti, uint64_t k, tdx_deser *d, uint64_t *key) {
     if (off > t->datalen || len > t->datalen - off || len == 0) return corrupt(r, e);
     if (!t->checked && !(t->checked = calloc((size_t)(t->nblocks + 7) / 8, 1))) return nomem(r);
     if (!(t->checked[k / 8] >> (k % 8) & 1)) {
-        if (XXH3_64bits(t->data + off, (size_t)len) != tdx_rd64(e + DE_HASH)) return corrupt(r, t->data + off);
+        if (XXH3_64bits(t->data + off, (size_t)len) != tdx_rd64(e + DE_HASH))
+            return corrupt(r, t->data + off);
         t->checked[k / 8] |= (uint8_t)(1u << (k % 8));
     }
     *d = (tdx_deser){t->data + off, t->data + off + len, 0};
@@ -577,8 +608,10 @@ static int seek(rd *r, int ti, uint64_t want, uint64_t *k) {
         uint64_t mid = lo + (hi - lo) / 2;
         const uint8_t *e = t->dir + mid * DE_SIZE;
         if (tdx_rd32(e + DE_CHECK) != entry_check(ti, mid, e)) return corrupt(r, e);
-        if (tdx_rd64(e + DE_KEY) <= want) lo = mid + 1;
-        else hi = mid;
+        if (tdx_rd64(e + DE_KEY) <= want)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     *k = lo ? lo - 1 : t->nblocks;
     return 0;
@@ -684,7 +717,8 @@ static int dec_goroutine(rd *r, cur *c, void *ctx) {
     x->g.id = (int64_t)(c->key ^ KEY_SIGN);
     x->g.creation = zadd(x->prev, ungran(tdx_deser_i(&c->d), gran));
     if (u & 1) x->g.start = zadd(x->g.creation, ungran(tdx_deser_i(&c->d), gran));
-    if (u & 2) x->g.end = zadd((u & 1) ? x->g.start : x->g.creation, ungran(tdx_deser_i(&c->d), gran));
+    if (u & 2)
+        x->g.end = zadd((u & 1) ? x->g.start : x->g.creation, ungran(tdx_deser_i(&c->d), gran));
     x->shape = u >> 3;
     x->prev = x->g.creation;
     /* a stored start or end of 0 would read back as absent: not something the writer makes */
@@ -694,7 +728,8 @@ static int dec_goroutine(rd *r, cur *c, void *ctx) {
 
 static int find_goroutine(rd *r, int64_t id, tdx_sumg *out, bool *found) {
     grec x = {.prev = r->t0};
-    if (find(r, T_GOROUTINES, (uint64_t)id ^ KEY_SIGN, dec_goroutine, dec_goroutine, &x, found)) return -1;
+    if (find(r, T_GOROUTINES, (uint64_t)id ^ KEY_SIGN, dec_goroutine, dec_goroutine, &x, found))
+        return -1;
     if (!*found) return 0;
     shape sh;
     if (shape_get(r, T_GSHAPES, x.shape, r->t[T_GOROUTINES].dir, &sh)) return -1;
@@ -718,13 +753,18 @@ static int dec_edges(rd *r, cur *c, bool keep) {
     }
     return 0;
 }
-static int skip_edges(rd *r, cur *c, void *ctx) { return dec_edges(r, c, false); }
-static int take_edges(rd *r, cur *c, void *ctx) { return dec_edges(r, c, true); }
+static int skip_edges(rd *r, cur *c, void *ctx) {
+    return dec_edges(r, c, false);
+}
+static int take_edges(rd *r, cur *c, void *ctx) {
+    return dec_edges(r, c, true);
+}
 
 /* Appends the edges (operator, operand) of one operand. */
 static int add_edges(rd *r, tdx_summary *s, int64_t operand) {
     bool found;
-    if (find(r, T_EDGES, (uint64_t)operand ^ KEY_SIGN, skip_edges, take_edges, NULL, &found)) return -1;
+    if (find(r, T_EDGES, (uint64_t)operand ^ KEY_SIGN, skip_edges, take_edges, NULL, &found))
+        return -1;
     for (size_t i = 0; found && i < r->ids.n; i++)
         if (tdx_vec_push(&s->edge_a, r->ids.v[i]) || tdx_vec_push(&s->edge_b, operand) ||
             tdx_vec_push(&s->edge_ev, 0))
@@ -788,13 +828,19 @@ static int dec_task(rd *r, cur *c, trec *x, bool keep) {
     }
     return 0;
 }
-static int skip_task(rd *r, cur *c, void *ctx) { return dec_task(r, c, ctx, false); }
-static int take_task(rd *r, cur *c, void *ctx) { return dec_task(r, c, ctx, true); }
+static int skip_task(rd *r, cur *c, void *ctx) {
+    return dec_task(r, c, ctx, false);
+}
+static int take_task(rd *r, cur *c, void *ctx) {
+    return dec_task(r, c, ctx, true);
+}
 
 static int skip_taskx(rd *r, cur *c, void *ctx) {
     uint64_t len = tdx_deser_u(&c->d) >> 1;
-    if (len > (uint64_t)(c->d.end - c->d.p)) c->d.bad = 1;
-    else c->d.p += len;
+    if (len > (uint64_t)(c->d.end - c->d.p))
+        c->d.bad = 1;
+    else
+        c->d.p += len;
     return 0;
 }
 
@@ -894,7 +940,8 @@ static int fill_task(rd *r, tdx_summary *s, uint32_t i, bool *found, bool *has_p
     if (!*found) return 0;
     shape sh;
     if (shape_get(r, T_TSHAPES, x.shape, r->t[T_TASKS].dir, &sh)) return -1;
-    if ((!x.start.present && sh.a) || (!x.end.present && sh.b)) return corrupt(r, r->t[T_TASKS].dir);
+    if ((!x.start.present && sh.a) || (!x.end.present && sh.b))
+        return corrupt(r, r->t[T_TASKS].dir);
     tdx_sumtask *t = &s->tasks.v[i];
     t->name = sh.name;
     t->start = x.start;
@@ -983,9 +1030,12 @@ int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewq
     r.nnodes = tdx_vgstore_nnodes(s->store);
     load_fields(&r, s);
     int rc = 0;
-    if (q->has_goid) rc = load_goroutine(&r, s, (int64_t)q->goid);
-    else if (q->has_focustask) rc = load_tasks(&r, s, q->focustask, false);
-    else if (q->has_taskid) rc = load_tasks(&r, s, q->taskid, true);
+    if (q->has_goid)
+        rc = load_goroutine(&r, s, (int64_t)q->goid);
+    else if (q->has_focustask)
+        rc = load_tasks(&r, s, q->focustask, false);
+    else if (q->has_taskid)
+        rc = load_tasks(&r, s, q->taskid, true);
     rd_free(&r);
     return rc;
 }
@@ -1005,13 +1055,15 @@ static int verify_record(rd *r, int ti, cur *c, grec *g, trec *t, tdx_summary *s
         shape sh;
         return c->d.bad ? 0 : shape_get(r, T_GSHAPES, g->shape, c->d.p, &sh);
     }
-    case T_EDGES: return skip_edges(r, c, NULL);
+    case T_EDGES:
+        return skip_edges(r, c, NULL);
     case T_TASKS: {
         if (dec_task(r, c, t, false)) return -1;
         shape sh;
         return c->d.bad ? 0 : shape_get(r, T_TSHAPES, t->shape, c->d.p, &sh);
     }
-    default: return verify_taskx(r, c, scratch);
+    default:
+        return verify_taskx(r, c, scratch);
     }
 }
 

@@ -204,7 +204,8 @@ static void go_transition(tdx_summary *s, const tdx_event *e, const tdx_gen *g, 
         }
         uint32_t old = tdx_hmap_get(&s->g_idx, (uint64_t)e->res);
         if (old != TDX_HMAP_EMPTY) { /* a fresh record replaces the old one */
-            /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): gs.v is set while g_idx has keys */
+            /* gs.v is set while g_idx has keys */
+            // NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
             tdx_vec_free(&s->gs.v[old].active);
             s->gs.v[old] = ng;
             gr = &s->gs.v[old];
@@ -233,9 +234,8 @@ static void go_transition(tdx_summary *s, const tdx_event *e, const tdx_gen *g, 
     }
     if (to == TDX_GO_RUNNING && gr->start == 0) gr->start = e->time;
     /* Blocked "forever" is like goroutine death. */
-    bool dies = to == TDX_GO_NOTEXIST ||
-                (to == TDX_GO_WAITING && e->type == TDX_EV_GO_BLOCK &&
-                 gen_str_is(g, e->str[0], "forever"));
+    bool dies = to == TDX_GO_NOTEXIST || (to == TDX_GO_WAITING && e->type == TDX_EV_GO_BLOCK &&
+                                          gen_str_is(g, e->str[0], "forever"));
     if (dies) {
         tdx_sumev t = ev_ref(s, e, g);
         g_finalize(s, gr, &t);
@@ -256,8 +256,10 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
         s->valid_max_proc = s->max_proc;
         break;
     case TDX_KIND_STATE_TRANSITION:
-        if (e->res_kind == TDX_RES_GOROUTINE) go_transition(s, e, g, idx);
-        else if (e->res_kind == TDX_RES_PROC && e->res > s->max_proc) s->max_proc = e->res;
+        if (e->res_kind == TDX_RES_GOROUTINE)
+            go_transition(s, e, g, idx);
+        else if (e->res_kind == TDX_RES_PROC && e->res > s->max_proc)
+            s->max_proc = e->res;
         break;
     case TDX_KIND_REGION_BEGIN: {
         uint32_t name = tdx_vgstore_gen_string(s->store, &s->cache, g, e->str[0]);
@@ -299,8 +301,10 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
         s->tasks.v[ti].name = tdx_vgstore_gen_string(s->store, &s->cache, g, e->str[0]);
         task_add_g(s, ti, e->g);
         tdx_sumev r = ev_ref(s, e, g);
-        if (begin) s->tasks.v[ti].start = r;
-        else s->tasks.v[ti].end = r;
+        if (begin)
+            s->tasks.v[ti].start = r;
+        else
+            s->tasks.v[ti].end = r;
         if (parent != TDX_NO_TASK && s->tasks.v[ti].parent == TDX_SUM_NONE) {
             uint32_t pi = task_get_or_add(s, parent);
             if (pi == TDX_SUM_NONE) break;
@@ -318,7 +322,8 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
         if (!t->first_log.present || e->time < t->first_log.time) t->first_log = ev_ref(s, e, g);
         break;
     }
-    default: break;
+    default:
+        break;
     }
     return s->oom || s->store->oom ? -1 : 0;
 }
@@ -446,7 +451,8 @@ out:
 /* ---- persistence (the index stores the summary of the whole trace) ---- */
 
 static int save_sumev(tdx_buf *b, const tdx_sumev *e) {
-    return tdx_ser_u(b, e->present) | tdx_ser_i(b, e->time) | tdx_ser_i(b, e->g) | tdx_ser_u(b, e->stack);
+    return tdx_ser_u(b, e->present) | tdx_ser_i(b, e->time) | tdx_ser_i(b, e->g) |
+           tdx_ser_u(b, e->stack);
 }
 
 static void load_sumev(tdx_deser *d, tdx_sumev *e, uint64_t nnodes) {
@@ -469,12 +475,14 @@ int tdx_summary_save(const tdx_summary *s, tdx_buf *b) {
     rc |= tdx_ser_u(b, s->regions.n);
     for (size_t i = 0; i < s->regions.n && !rc; i++) {
         const tdx_sumregion *r = &s->regions.v[i];
-        rc |= tdx_ser_u(b, r->task) | tdx_ser_u(b, r->name) | save_sumev(b, &r->start) | save_sumev(b, &r->end);
+        rc |= tdx_ser_u(b, r->task) | tdx_ser_u(b, r->name) | save_sumev(b, &r->start) |
+              save_sumev(b, &r->end);
     }
     rc |= tdx_ser_u(b, s->tasks.n);
     for (size_t i = 0; i < s->tasks.n && !rc; i++) {
         const tdx_sumtask *t = &s->tasks.v[i];
-        rc |= tdx_ser_u(b, t->id) | tdx_ser_u(b, t->name) | tdx_ser_u(b, t->parent == TDX_SUM_NONE ? 0 : (uint64_t)t->parent + 1);
+        rc |= tdx_ser_u(b, t->id) | tdx_ser_u(b, t->name) |
+              tdx_ser_u(b, t->parent == TDX_SUM_NONE ? 0 : (uint64_t)t->parent + 1);
         rc |= save_sumev(b, &t->start) | save_sumev(b, &t->end) | save_sumev(b, &t->first_log);
         rc |= tdx_ser_u(b, t->nlogs) | tdx_ser_u(b, t->children.n);
         for (size_t k = 0; k < t->children.n; k++) rc |= tdx_ser_u(b, t->children.v[k]);
@@ -485,7 +493,8 @@ int tdx_summary_save(const tdx_summary *s, tdx_buf *b) {
     }
     rc |= tdx_ser_u(b, s->edge_a.n);
     for (size_t i = 0; i < s->edge_a.n && !rc; i++)
-        rc |= tdx_ser_i(b, s->edge_a.v[i]) | tdx_ser_i(b, s->edge_b.v[i]) | tdx_ser_u(b, s->edge_ev.v[i]);
+        rc |= tdx_ser_i(b, s->edge_a.v[i]) | tdx_ser_i(b, s->edge_b.v[i]) |
+              tdx_ser_u(b, s->edge_ev.v[i]);
     return rc ? -1 : 0;
 }
 
@@ -511,7 +520,8 @@ int tdx_summary_load(tdx_summary *s, const uint8_t *p, size_t n, tdx_err *err) {
         g.end = tdx_deser_i(&d);
         g.name = tdx_deser_u32(&d, nstr);
         g.pc = tdx_deser_u(&d);
-        if (tdx_vec_push(&s->gs, g) || tdx_hmap_put(&s->g_idx, (uint64_t)g.id, (uint32_t)i)) goto oom;
+        if (tdx_vec_push(&s->gs, g) || tdx_hmap_put(&s->g_idx, (uint64_t)g.id, (uint32_t)i))
+            goto oom;
     }
     uint64_t nr = tdx_deser_u(&d);
     if (d.bad || nr > n) goto bad;
@@ -552,8 +562,8 @@ int tdx_summary_load(tdx_summary *s, const uint8_t *p, size_t n, tdx_err *err) {
     uint64_t ne = tdx_deser_u(&d);
     if (d.bad || ne > n) goto bad;
     for (uint64_t i = 0; i < ne && !d.bad; i++) {
-        if (tdx_vec_push(&s->edge_a, tdx_deser_i(&d)) || tdx_vec_push(&s->edge_b, tdx_deser_i(&d)) ||
-            tdx_vec_push(&s->edge_ev, tdx_deser_u(&d)))
+        if (tdx_vec_push(&s->edge_a, tdx_deser_i(&d)) ||
+            tdx_vec_push(&s->edge_b, tdx_deser_i(&d)) || tdx_vec_push(&s->edge_ev, tdx_deser_u(&d)))
             goto oom;
     }
     if (d.bad || d.p != d.end) goto bad;

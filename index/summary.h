@@ -1,5 +1,6 @@
 /* summary.h: Go's trace summary as far as the viewer needs it: goroutines (creation, first run,
- * end, name), user tasks with their events, regions, goroutines and logs, and related goroutines. */
+ * end, name), user tasks with their events, regions, goroutines and logs, and related goroutines.
+ */
 #ifndef TDX_SUMMARY_H
 #define TDX_SUMMARY_H
 
@@ -63,11 +64,11 @@ typedef struct tdx_summary {
     tdx_vgcache cache;
     /* the event list */
     uint64_t nevents;
-    int64_t t0;           /* first event's time */
-    int64_t last_ts;      /* last event's time */
-    int64_t sync_ts;      /* last Sync time (summary's syncTs) */
-    uint64_t valid_events; /* events up to and including the last Sync (what cmd/trace keeps) */
-    int64_t valid_end;     /* time of that Sync: cmd/trace's endTime */
+    int64_t t0;             /* first event's time */
+    int64_t last_ts;        /* last event's time */
+    int64_t sync_ts;        /* last Sync time (summary's syncTs) */
+    uint64_t valid_events;  /* events up to and including the last Sync (what cmd/trace keeps) */
+    int64_t valid_end;      /* time of that Sync: cmd/trace's endTime */
     int64_t max_proc;       /* largest proc id of any proc transition (at least 0) ... */
     int64_t valid_max_proc; /* ... among the events cmd/trace keeps (the proc view's maxProc) */
     /* goroutines: records, the latest per id */

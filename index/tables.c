@@ -25,8 +25,12 @@ void tdx_tables_free(tdx_tables *t) {
     tdx_vec_free(&t->gen_stack);
 }
 
-uint32_t tdx_tables_nstrings(const tdx_tables *t) { return (uint32_t)t->str_off.n - 1; }
-uint32_t tdx_tables_nstacks(const tdx_tables *t) { return (uint32_t)t->stack_off.n - 1; }
+uint32_t tdx_tables_nstrings(const tdx_tables *t) {
+    return (uint32_t)t->str_off.n - 1;
+}
+uint32_t tdx_tables_nstacks(const tdx_tables *t) {
+    return (uint32_t)t->stack_off.n - 1;
+}
 
 uint32_t tdx_tables_string(tdx_tables *t, const uint8_t *p, uint32_t n) {
     if (n == 0) return 0;
@@ -39,8 +43,8 @@ uint32_t tdx_tables_string(tdx_tables *t, const uint8_t *p, uint32_t n) {
         h++;
     }
     uint32_t id = tdx_tables_nstrings(t);
-    if (tdx_buf_append(&t->str_bytes, p, n) || tdx_vec_push(&t->str_off, (uint64_t)t->str_bytes.n) ||
-        tdx_hmap_put(&t->str_ids, h, id))
+    if (tdx_buf_append(&t->str_bytes, p, n) ||
+        tdx_vec_push(&t->str_off, (uint64_t)t->str_bytes.n) || tdx_hmap_put(&t->str_ids, h, id))
         return UINT32_MAX;
     return id;
 }
@@ -51,7 +55,8 @@ static uint32_t frame_id(tdx_tables *t, const tdx_gframe *f) {
         uint32_t id = tdx_hmap_get(&t->frame_ids, h);
         if (id == TDX_HMAP_EMPTY) break;
         const tdx_gframe *x = &t->frames.v[id];
-        if (x->pc == f->pc && x->func == f->func && x->file == f->file && x->line == f->line) return id;
+        if (x->pc == f->pc && x->func == f->func && x->file == f->file && x->line == f->line)
+            return id;
         h++;
     }
     uint32_t id = (uint32_t)t->frames.n;
@@ -63,7 +68,8 @@ static void gen_switch(tdx_tables *t, const tdx_gen *g) {
     /* Readers may reuse one tdx_gen for every generation: the generation's position tells them
      * apart. */
     uint64_t key = g->frame.seq + 1;
-    if (t->gen == g && t->gen_key == key && t->gen_str.n == g->strings.n && t->gen_stack.n == g->stacks.n)
+    if (t->gen == g && t->gen_key == key && t->gen_str.n == g->strings.n &&
+        t->gen_stack.n == g->stacks.n)
         return;
     if (t->gen != g || t->gen_key != key) {
         t->gen_str.n = 0;
@@ -113,7 +119,8 @@ uint32_t tdx_tables_gen_stack(tdx_tables *t, const tdx_gen *g, uint32_t idx) {
         uint32_t id = tdx_hmap_get(&t->stack_ids, h);
         if (id == TDX_HMAP_EMPTY) break;
         uint64_t o = t->stack_off.v[id], e = t->stack_off.v[id + 1];
-        if (e - o == st->nframes && memcmp(t->stack_frames.v + o, ids, st->nframes * sizeof *ids) == 0) {
+        if (e - o == st->nframes &&
+            memcmp(t->stack_frames.v + o, ids, st->nframes * sizeof *ids) == 0) {
             *slot = id;
             return id;
         }
@@ -122,7 +129,8 @@ uint32_t tdx_tables_gen_stack(tdx_tables *t, const tdx_gen *g, uint32_t idx) {
     uint32_t id = tdx_tables_nstacks(t);
     for (uint32_t i = 0; i < st->nframes; i++)
         if (tdx_vec_push(&t->stack_frames, ids[i])) return UINT32_MAX;
-    if (tdx_vec_push(&t->stack_off, (uint64_t)t->stack_frames.n) || tdx_hmap_put(&t->stack_ids, h, id))
+    if (tdx_vec_push(&t->stack_off, (uint64_t)t->stack_frames.n) ||
+        tdx_hmap_put(&t->stack_ids, h, id))
         return UINT32_MAX;
     *slot = id;
     return id;

@@ -4,13 +4,31 @@
 #include <string.h>
 
 /* cname and cat values the generator uses (pointers to static strings): coded by position. */
-static const char *const statics[] = {
-    "Region", "user event",
-    "thread_state_uninterruptible", "thread_state_iowait", "thread_state_running",
-    "thread_state_runnable", "thread_state_unknown", "light_memory_dump", "background_memory_dump",
-    "detailed_memory_dump", "good", "bad", "terrible", "olive", "rail_response", "rail_animation",
-    "rail_idle", "rail_load", "heap_dump_child_node_arrow", "cq_build_running", "cq_build_passed",
-    "cq_build_failed", "cq_build_abandoned", "cq_build_attempt_runnig", "cq_build_attempt_passed"};
+static const char *const statics[] = {"Region",
+                                      "user event",
+                                      "thread_state_uninterruptible",
+                                      "thread_state_iowait",
+                                      "thread_state_running",
+                                      "thread_state_runnable",
+                                      "thread_state_unknown",
+                                      "light_memory_dump",
+                                      "background_memory_dump",
+                                      "detailed_memory_dump",
+                                      "good",
+                                      "bad",
+                                      "terrible",
+                                      "olive",
+                                      "rail_response",
+                                      "rail_animation",
+                                      "rail_idle",
+                                      "rail_load",
+                                      "heap_dump_child_node_arrow",
+                                      "cq_build_running",
+                                      "cq_build_passed",
+                                      "cq_build_failed",
+                                      "cq_build_abandoned",
+                                      "cq_build_attempt_runnig",
+                                      "cq_build_attempt_passed"};
 enum { NSTATIC = sizeof statics / sizeof *statics };
 
 static uint64_t static_code(const char *s) {
@@ -22,15 +40,16 @@ static uint64_t static_code(const char *s) {
 
 int tdx_vev_save(tdx_buf *b, const tdx_vev *ev) {
     int rc = tdx_buf_append(b, &ev->ph, 1);
-    rc |= tdx_ser_u(b, (uint64_t)ev->required | static_code(ev->cname) << 1 | static_code(ev->cat) << 6);
+    rc |= tdx_ser_u(b, (uint64_t)ev->required | static_code(ev->cname) << 1 |
+                           static_code(ev->cat) << 6);
     rc |= tdx_ser_bytes(b, ev->name.p, ev->name.n) | tdx_ser_bytes(b, ev->scope.p, ev->scope.n);
     rc |= tdx_ser_i(b, ev->ts) | tdx_ser_i(b, ev->dur);
     rc |= tdx_ser_u(b, ev->pid) | tdx_ser_u(b, ev->tid) | tdx_ser_u(b, ev->id);
     rc |= tdx_ser_i(b, ev->sf) | tdx_ser_i(b, ev->esf);
     rc |= tdx_ser_u(b, ev->args.kind);
     if (ev->args.kind)
-        rc |= tdx_ser_u(b, ev->args.u[0]) | tdx_ser_u(b, ev->args.u[1]) | tdx_ser_u(b, ev->args.u[2]) |
-              tdx_ser_bytes(b, ev->args.s.p, ev->args.s.n);
+        rc |= tdx_ser_u(b, ev->args.u[0]) | tdx_ser_u(b, ev->args.u[1]) |
+              tdx_ser_u(b, ev->args.u[2]) | tdx_ser_bytes(b, ev->args.s.p, ev->args.s.n);
     return rc ? -1 : 0;
 }
 

@@ -184,8 +184,8 @@ static int open_scratch(worker *w) {
     int e = errno;
     free(dup);
     if (w->fd < 0) {
-        tdx_errf(&w->err, TDX_EIO, TDX_NO_OFFSET, "cannot create a scratch file beside the index: %s",
-                 strerror(e));
+        tdx_errf(&w->err, TDX_EIO, TDX_NO_OFFSET,
+                 "cannot create a scratch file beside the index: %s", strerror(e));
         w->failed = 1;
         return -1;
     }
@@ -260,7 +260,9 @@ static int rec_event(void *ctx, const tdx_vev *ev) {
         rc = rec_item(v, ev, end < ev->ts ? end : ev->ts);
         break;
     }
-    default: rc = rec_item(v, ev, ev->ts); break;
+    default:
+        rc = rec_item(v, ev, ev->ts);
+        break;
     }
     if (rc) v->err = 1;
     return rc;
@@ -320,8 +322,7 @@ static int track(worker *w, const tdx_event *e) {
         }
         return 0;
     }
-    if (idset_has(&w->dead, id) && !resurrected(w, id) &&
-        tdx_hmap_put(&w->found, (uint64_t)id, 1))
+    if (idset_has(&w->dead, id) && !resurrected(w, id) && tdx_hmap_put(&w->found, (uint64_t)id, 1))
         return oom(w);
     return tdx_hmap_put(&w->alive, (uint64_t)id, 1) ? oom(w) : 0;
 }
@@ -385,8 +386,10 @@ static size_t first_after(const int64_t *T, size_t n, int64_t m) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (T[mid] > m) hi = mid;
-        else lo = mid + 1;
+        if (T[mid] > m)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return lo;
 }
@@ -399,14 +402,17 @@ static int cross_blobs(worker *w, vview *v) {
     tdx_buf *lists = calloc(nck ? nck : 1, sizeof *lists);
     uint64_t *cnt = calloc(nck ? nck : 1, sizeof *cnt), *last = calloc(nck ? nck : 1, sizeof *last);
     int rc = !T || !lists || !cnt || !last ? oom(w) : 0;
-    for (size_t d = 0; d < nck && !rc; d++) T[d] = (int64_t)tdx_rd64(v->dir.v + d * CK_SIZE + CK_TIME);
+    for (size_t d = 0; d < nck && !rc; d++)
+        T[d] = (int64_t)tdx_rd64(v->dir.v + d * CK_SIZE + CK_TIME);
     for (size_t j = 0; j < v->meta.n && !rc; j++)
-        for (size_t d = first_after(T, nck, v->meta.v[j].mintime); d <= v->meta.v[j].interval && d < nck; d++)
+        for (size_t d = first_after(T, nck, v->meta.v[j].mintime);
+             d <= v->meta.v[j].interval && d < nck; d++)
             cnt[d]++;
     for (size_t d = 0; d < nck && !rc; d++)
         if (tdx_ser_u(&lists[d], cnt[d])) rc = oom(w);
     for (size_t j = 0; j < v->meta.n && !rc; j++)
-        for (size_t d = first_after(T, nck, v->meta.v[j].mintime); d <= v->meta.v[j].interval && d < nck && !rc; d++) {
+        for (size_t d = first_after(T, nck, v->meta.v[j].mintime);
+             d <= v->meta.v[j].interval && d < nck && !rc; d++) {
             if (tdx_ser_u(&lists[d], j - last[d])) rc = oom(w);
             last[d] = j;
         }
@@ -528,7 +534,8 @@ static int worker_init(worker *w, shared *sh, int index) {
     w->sh = sh;
     w->index = index;
     w->fd = -1;
-    static const int views[NWORKERS][2] = {{TDX_VIEW_PROC, -1}, {TDX_VIEW_THREAD, TDX_VIEW_GOROUTINE}};
+    static const int views[NWORKERS][2] = {{TDX_VIEW_PROC, -1},
+                                           {TDX_VIEW_THREAD, TDX_VIEW_GOROUTINE}};
     for (int i = 0; i < 2 && views[index][i] >= 0; i++) {
         vview *v = &w->v[w->nviews++];
         v->w = w;
@@ -568,7 +575,8 @@ static int preload(shared *sh) {
     if (tdx_vgstore_set_ident(st, sh->tabs)) return -1;
     static const char *const names[] = {"syscall", "GC mark assist", "GC concurrent mark phase",
                                         "GC incremental sweep"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) tdx_vgstore_intern(st, names[i], strlen(names[i]));
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        tdx_vgstore_intern(st, names[i], strlen(names[i]));
     const uint32_t *stw;
     size_t nstw;
     tdx_iwriter_stw_strings(sh->iw, &stw, &nstw);
@@ -614,7 +622,8 @@ static int append_data(shared *sh, worker *ws, tdx_err *err) {
         for (int i = 0; i < w->nviews; i++) {
             vview *v = &w->v[i];
             uint8_t *refs[3] = {v->hdr + VH_TREE, v->hdr + VH_FINAL, v->hdr + VH_NAMES};
-            for (int r = 0; r < 3; r++) tdx_le64(refs[r] + BL_OFF, tdx_rd64(refs[r] + BL_OFF) + base);
+            for (int r = 0; r < 3; r++)
+                tdx_le64(refs[r] + BL_OFF, tdx_rd64(refs[r] + BL_OFF) + base);
             for (size_t d = 0; d < v->dir.n / CK_SIZE; d++)
                 for (int r = 0; r < 3; r++) {
                     uint8_t *ref = v->dir.v + d * CK_SIZE + CK_STATE + (size_t)r * BL_SIZE;
@@ -661,8 +670,8 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     tdx_le64(x, nr);
     int rc = tdx_buf_append(&r, x, 8);
     for (size_t i = 0; i < nr && !rc; i++) {
-        uint64_t f[6] = {(uint64_t)rs[i].start, (uint64_t)rs[i].end, (uint64_t)rs[i].start_time,
-                         (uint64_t)rs[i].end_time, rs[i].bytes, strlen(rs[i].name)};
+        uint64_t f[6] = {(uint64_t)rs[i].start,    (uint64_t)rs[i].end, (uint64_t)rs[i].start_time,
+                         (uint64_t)rs[i].end_time, rs[i].bytes,         strlen(rs[i].name)};
         for (int k = 0; k < 6 && !rc; k++) {
             tdx_le64(x, f[k]);
             rc = tdx_buf_append(&r, x, 8);
@@ -677,7 +686,8 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     r.n = 0;
     uint64_t soff;
     if (w0->sum.oom) goto oom;
-    if (tdx_sumindex_save(&w0->sum, &r, err) || tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
+    if (tdx_sumindex_save(&w0->sum, &r, err) ||
+        tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
         tdx_iwriter_stream_put(iw, r.v, r.n, &soff, err) || tdx_iwriter_stream_end(iw, err))
         goto fail;
     r.n = 0;
@@ -705,8 +715,10 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
         pthread_t th;
         bool threaded = jobs > 1 && pthread_create(&th, NULL, worker_main, &ws[1]) == 0;
         worker_main(&ws[0]);
-        if (threaded) pthread_join(th, NULL);
-        else worker_main(&ws[1]);
+        if (threaded)
+            pthread_join(th, NULL);
+        else
+            worker_main(&ws[1]);
         for (int i = 0; i < NWORKERS && !rc; i++)
             if (ws[i].failed) {
                 *err = ws[i].err;
@@ -714,12 +726,14 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
             }
     }
     if (!rc && sh->store.misses)
-        rc = tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: the viewer store missed %llu lookups",
+        rc = tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
+                      "internal error: the viewer store missed %llu lookups",
                       (unsigned long long)sh->store.misses);
     if (!rc) {
         for (int i = 0; i < NWORKERS; i++)
             for (size_t k = 0; ws[i].found.n && k <= ws[i].found.mask; k++)
-                if (ws[i].found.vals[k] != TDX_HMAP_EMPTY && tdx_hmap_put(found, ws[i].found.keys[k], 1))
+                if (ws[i].found.vals[k] != TDX_HMAP_EMPTY &&
+                    tdx_hmap_put(found, ws[i].found.keys[k], 1))
                     rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         if (!rc && found->n) rc = 1;
     }
@@ -760,7 +774,8 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
         rc = pass(&sh, o->jobs, &found, st, err);
         if (rc <= 0) break;
         if (st->reruns) {
-            rc = tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: the view pass did not settle");
+            rc = tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
+                          "internal error: the view pass did not settle");
             break;
         }
         /* A goroutine id came back after it ended: redo the pass keeping those ids. */

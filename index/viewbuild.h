@@ -1,5 +1,6 @@
 /* viewbuild.h: the second phase of `traceidx build`: runs cmd/trace's viewer generators once over
- * the written events and stores what queries need (split ranges, summary, checkpoints, long items). */
+ * the written events and stores what queries need (split ranges, summary, checkpoints, long items).
+ */
 #ifndef TDX_VIEWBUILD_H
 #define TDX_VIEWBUILD_H
 

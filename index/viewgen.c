@@ -100,7 +100,7 @@ struct tdx_viewgen {
     int64_t max_proc;
     TDX_VEC(vg_g) gs;
     tdx_hmap g_idx;
-    tdx_hmap insys; /* proc view: P -> index of the goroutine in a syscall on it */
+    tdx_hmap insys;          /* proc view: P -> index of the goroutine in a syscall on it */
     TDX_VEC(grange) granges; /* sorted by name */
     TDX_VEC(prange) pranges; /* sorted by (name, proc) */
     TDX_VEC(int64_t) threads;
@@ -111,17 +111,37 @@ struct tdx_viewgen {
     tdx_buf names;
 };
 
-static const char *const task_colors[23] = {
-    "thread_state_uninterruptible", "thread_state_iowait", "thread_state_running",
-    "thread_state_runnable", "thread_state_unknown", "light_memory_dump",
-    "background_memory_dump", "detailed_memory_dump", "good", "bad", "terrible", "olive",
-    "rail_response", "rail_animation", "rail_idle", "rail_load", "heap_dump_child_node_arrow",
-    "cq_build_running", "cq_build_passed", "cq_build_failed", "cq_build_abandoned",
-    "cq_build_attempt_runnig", "cq_build_attempt_passed"};
+static const char *const task_colors[23] = {"thread_state_uninterruptible",
+                                            "thread_state_iowait",
+                                            "thread_state_running",
+                                            "thread_state_runnable",
+                                            "thread_state_unknown",
+                                            "light_memory_dump",
+                                            "background_memory_dump",
+                                            "detailed_memory_dump",
+                                            "good",
+                                            "bad",
+                                            "terrible",
+                                            "olive",
+                                            "rail_response",
+                                            "rail_animation",
+                                            "rail_idle",
+                                            "rail_load",
+                                            "heap_dump_child_node_arrow",
+                                            "cq_build_running",
+                                            "cq_build_passed",
+                                            "cq_build_failed",
+                                            "cq_build_abandoned",
+                                            "cq_build_attempt_runnig",
+                                            "cq_build_attempt_passed"};
 
-static tdx_str cstr(const char *s) { return (tdx_str){(const uint8_t *)s, (uint32_t)strlen(s)}; }
+static tdx_str cstr(const char *s) {
+    return (tdx_str){(const uint8_t *)s, (uint32_t)strlen(s)};
+}
 
-static tdx_str sid(const tdx_viewgen *vg, uint32_t id) { return tdx_vgstore_str(vg->store, id); }
+static tdx_str sid(const tdx_viewgen *vg, uint32_t id) {
+    return tdx_vgstore_str(vg->store, id);
+}
 
 static int str_cmp(const tdx_viewgen *vg, uint32_t a, uint32_t b) {
     if (a == b) return 0;
@@ -151,8 +171,12 @@ static inline bool pass(const tdx_viewgen *vg, uint64_t lane) {
 static inline int64_t elapsed(const tdx_viewgen *vg, int64_t t) {
     return (int64_t)((uint64_t)t - (uint64_t)vg->t0);
 }
-static inline int64_t add_ns(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline int64_t sub_ns(int64_t a, int64_t b) { return (int64_t)((uint64_t)a - (uint64_t)b); }
+static inline int64_t add_ns(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static inline int64_t sub_ns(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
 
 /* Go's Emitter.Stack: the frame id of a stored stack (creating frames). */
 static uint32_t stk(tdx_viewgen *vg, uint32_t key) {
@@ -243,8 +267,8 @@ static void arrow(tdx_viewgen *vg, tdx_str name, int64_t from, int64_t to, uint6
     out(vg, &ev);
 }
 
-static void counter(tdx_viewgen *vg, const char *name, int64_t ts, int kind, uint64_t a,
-                    uint64_t b, uint64_t c) {
+static void counter(tdx_viewgen *vg, const char *name, int64_t ts, int kind, uint64_t a, uint64_t b,
+                    uint64_t c) {
     tdx_vev ev;
     memset(&ev, 0, sizeof ev);
     ev.name = cstr(name);
@@ -316,9 +340,12 @@ static tdx_str gname(tdx_viewgen *vg, const vg_g *g) {
 /* The start cause's name ("go", "exit blocked syscall", "unblock[ (<reason>)]"). */
 static tdx_str cause_name(tdx_viewgen *vg, int kind, uint32_t reason) {
     switch (kind) {
-    case CAUSE_GO: return cstr("go");
-    case CAUSE_SYSCALL: return cstr("exit blocked syscall");
-    default: break;
+    case CAUSE_GO:
+        return cstr("go");
+    case CAUSE_SYSCALL:
+        return cstr("exit blocked syscall");
+    default:
+        break;
     }
     if (!reason) return cstr("unblock");
     tdx_buf *b = &vg->tbuf;
@@ -396,8 +423,7 @@ static void augment_name(tdx_viewgen *vg, vg_g *g, const tdx_event *e, const tdx
     if (gen && e->tstack && e->tstack < gen->stacks.n) {
         const tdx_stack *st = &gen->stacks.v[e->tstack];
         if (st->nframes) {
-            const tdx_frame *f =
-                &gen->frames.v[gen->stack_frames.v[st->first + st->nframes - 1]];
+            const tdx_frame *f = &gen->frames.v[gen->stack_frames.v[st->first + st->nframes - 1]];
             func = tdx_vgstore_gen_string(vg->store, &vg->cache, gen, f->func);
         }
     }
@@ -511,8 +537,7 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
         if (r->time == 0 && drawable) vg->broken++;
         if (r->time == 0 || !drawable) continue;
         uint32_t s1 = stk(vg, r->stack);
-        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(t, r->time), g->lane, s1, 0,
-              NULL);
+        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(t, r->time), g->lane, s1, 0, NULL);
     }
     for (size_t i = 0; i < g->active.n; i++) {
         g->active.v[i].time = 0;
@@ -542,15 +567,21 @@ static bool in_mark_assist(tdx_viewgen *vg, const vg_g *g) {
 
 static int viewer_state(int s, bool assist) {
     switch (s) {
-    case TDX_GO_RUNNABLE: return VS_RUNNABLE;
+    case TDX_GO_RUNNABLE:
+        return VS_RUNNABLE;
     case TDX_GO_RUNNING:
-    case TDX_GO_SYSCALL: return VS_RUNNING;
-    case TDX_GO_WAITING: return assist ? VS_WAITING_GC : VS_WAITING;
-    default: return VS_DEAD;
+    case TDX_GO_SYSCALL:
+        return VS_RUNNING;
+    case TDX_GO_WAITING:
+        return assist ? VS_WAITING_GC : VS_WAITING;
+    default:
+        return VS_DEAD;
     }
 }
 
-static bool executing(int s) { return s == TDX_GO_RUNNING || s == TDX_GO_SYSCALL; }
+static bool executing(int s) {
+    return s == TDX_GO_RUNNING || s == TDX_GO_SYSCALL;
+}
 
 /* ---- per-event handlers ---- */
 
@@ -582,8 +613,10 @@ static void go_transition(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *ge
     case TDX_VIEW_PROC: {
         uint64_t p = (uint64_t)e->p;
         if (from == TDX_GO_RUNNING && !executing(to)) {
-            if (to == TDX_GO_WAITING) g_block(vg, g, t, st, reason);
-            else g_stop(vg, g, t, st);
+            if (to == TDX_GO_WAITING)
+                g_block(vg, g, t, st, reason);
+            else
+                g_stop(vg, g, t, st);
         }
         if (!executing(from) && to == TDX_GO_RUNNING) g_start(vg, g, tstart, p);
         if (from == TDX_GO_WAITING) g_unblock(vg, g, t, st, p);
@@ -602,8 +635,10 @@ static void go_transition(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *ge
     case TDX_VIEW_THREAD: {
         uint64_t m = (uint64_t)e->m;
         if (executing(from) && !executing(to)) {
-            if (to == TDX_GO_WAITING) g_block(vg, g, t, st, reason);
-            else g_stop(vg, g, t, st);
+            if (to == TDX_GO_WAITING)
+                g_block(vg, g, t, st, reason);
+            else
+                g_stop(vg, g, t, st);
         }
         if (!executing(from) && executing(to)) g_start(vg, g, tstart, m);
         if (from == TDX_GO_WAITING) g_unblock(vg, g, t, st, m);
@@ -615,8 +650,10 @@ static void go_transition(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *ge
     default: {
         uint64_t self = (uint64_t)e->res, cur = (uint64_t)e->g;
         if (executing(from) && !executing(to)) {
-            if (to == TDX_GO_WAITING) g_block(vg, g, t, st, reason);
-            else g_stop(vg, g, t, st);
+            if (to == TDX_GO_WAITING)
+                g_block(vg, g, t, st, reason);
+            else
+                g_stop(vg, g, t, st);
         }
         if (!executing(from) && executing(to)) g_start(vg, g, tstart, self);
         if (from == TDX_GO_WAITING) g_unblock(vg, g, t, st, cur);
@@ -728,7 +765,8 @@ static void metric(tdx_viewgen *vg, const tdx_event *e) {
     case TDX_EV_PROCS_CHANGE:
         if (v > vg->gomaxprocs) vg->gomaxprocs = v;
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -836,7 +874,9 @@ static void range_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen)
         if (!g) return; /* Go dereferences a nil gState here; there is nothing to draw on */
         uint32_t st = ekey(vg, gen, e->stack);
         switch (e->kind) {
-        case TDX_KIND_RANGE_BEGIN: ar_set(vg, g, name, g->lane != NONE ? t : 0, st); break;
+        case TDX_KIND_RANGE_BEGIN:
+            ar_set(vg, g, name, g->lane != NONE ? t : 0, st);
+            break;
         case TDX_KIND_RANGE_ACTIVE:
             ar_set(vg, g, name, g->lane != NONE ? g->run_start : 0, 0);
             break;
@@ -861,7 +901,9 @@ static void range_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen)
     uint32_t st = ekey(vg, gen, e->stack);
     if (scope == SC_NONE) {
         switch (e->kind) {
-        case TDX_KIND_RANGE_BEGIN: gr_set(vg, name, t, st); break;
+        case TDX_KIND_RANGE_BEGIN:
+            gr_set(vg, name, t, st);
+            break;
         case TDX_KIND_RANGE_ACTIVE:
             if (vg->nsync < 2) gr_set(vg, name, vg->t0, st);
             break;
@@ -885,7 +927,9 @@ static void range_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen)
         return;
     }
     switch (e->kind) {
-    case TDX_KIND_RANGE_BEGIN: pr_set(vg, name, id, t, st); break;
+    case TDX_KIND_RANGE_BEGIN:
+        pr_set(vg, name, id, t, st);
+        break;
     case TDX_KIND_RANGE_ACTIVE:
         if (vg->nsync < 2) pr_set(vg, name, id, vg->t0, st);
         break;
@@ -915,23 +959,36 @@ int tdx_viewgen_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
     }
     vg->tlast = e->time;
     switch (e->kind) {
-    case TDX_KIND_SYNC: vg->nsync++; break;
-    case TDX_KIND_STACK_SAMPLE: stack_sample(vg, e, gen); break;
+    case TDX_KIND_SYNC:
+        vg->nsync++;
+        break;
+    case TDX_KIND_STACK_SAMPLE:
+        stack_sample(vg, e, gen);
+        break;
     case TDX_KIND_RANGE_BEGIN:
     case TDX_KIND_RANGE_ACTIVE:
-    case TDX_KIND_RANGE_END: range_event(vg, e, gen); break;
-    case TDX_KIND_METRIC: metric(vg, e); break;
+    case TDX_KIND_RANGE_END:
+        range_event(vg, e, gen);
+        break;
+    case TDX_KIND_METRIC:
+        metric(vg, e);
+        break;
     case TDX_KIND_LABEL: {
         vg_g *g = g_find(vg, e->g);
         if (g) g->label = tdx_vgstore_gen_string(vg->store, &vg->cache, gen, e->str[0]);
         break; /* Go dereferences a nil gState for an unknown goroutine; ignored here */
     }
     case TDX_KIND_STATE_TRANSITION:
-        if (e->res_kind == TDX_RES_GOROUTINE) go_transition(vg, e, gen);
-        else if (e->res_kind == TDX_RES_PROC) proc_transition(vg, e, gen);
+        if (e->res_kind == TDX_RES_GOROUTINE)
+            go_transition(vg, e, gen);
+        else if (e->res_kind == TDX_RES_PROC)
+            proc_transition(vg, e, gen);
         break;
-    case TDX_KIND_LOG: log_event(vg, e, gen); break;
-    default: break;
+    case TDX_KIND_LOG:
+        log_event(vg, e, gen);
+        break;
+    default:
+        break;
     }
     if (vg->store->oom) vg->err = 1;
     return vg->err ? -1 : 0;
@@ -1131,8 +1188,8 @@ int tdx_viewgen_finish(tdx_viewgen *vg) {
         const grange *r = &vg->granges.v[i];
         if (!str_contains(sid(vg, r->name), "GC")) continue;
         uint32_t sf = stk(vg, r->stack);
-        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(tend, r->time), TDX_LANE_GC, sf,
-              0, NULL);
+        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(tend, r->time), TDX_LANE_GC, sf, 0,
+              NULL);
     }
     /* Goroutines, by ascending id. */
     gorder *ord = malloc((vg->gs.n ? vg->gs.n : 1) * sizeof *ord);
@@ -1238,7 +1295,8 @@ tdx_viewgen *tdx_viewgen_new(const tdx_viewgen_opts *o, tdx_vgstore *store,
         if (tdx_hmap_put(&vg->filter, (uint64_t)o->filter[i], 1)) vg->err = 1;
     if (o->ntasks && o->summary) {
         vg->tasks = malloc(o->ntasks * sizeof *vg->tasks);
-        if (!vg->tasks) vg->err = 1;
+        if (!vg->tasks)
+            vg->err = 1;
         else {
             memcpy(vg->tasks, o->tasks, o->ntasks * sizeof *vg->tasks);
             vg->ntasks = o->ntasks;
@@ -1332,8 +1390,7 @@ int tdx_viewgen_resolve(const tdx_viewquery *q, const tdx_summary *s, int64_t t0
         r->opts.nfilter = n;
     } else if (q->has_focustask) {
         uint32_t ti = tdx_summary_task(s, q->focustask);
-        if (ti == TDX_SUM_NONE ||
-            (!s->tasks.v[ti].start.present && !s->tasks.v[ti].end.present))
+        if (ti == TDX_SUM_NONE || (!s->tasks.v[ti].start.present && !s->tasks.v[ti].end.present))
             return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "failed to find task with id %llu",
                             (unsigned long long)q->focustask);
         if (set_task(s, ti, t0, tend, r, err)) return -1;
@@ -1390,7 +1447,9 @@ int tdx_viewgen_resolve(const tdx_viewquery *q, const tdx_summary *s, int64_t t0
 
 #define MAGIC "TDXVG1"
 
-int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) { return tdx_viewgen_save_pruned(vg, b, NULL, NULL); }
+int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
+    return tdx_viewgen_save_pruned(vg, b, NULL, NULL);
+}
 
 void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t async_seq) {
     vg->arrow_seq = arrow_seq;
@@ -1419,7 +1478,8 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
         rc |= tdx_ser_i(b, g->id) | tdx_ser_u(b, g->lane) | tdx_ser_i(b, g->run_start);
         rc |= tdx_ser_i(b, g->sys_time) | tdx_ser_i(b, g->cause_time) | tdx_ser_u(b, g->cause_lane);
         rc |= tdx_ser_u(b, g->func) | tdx_ser_u(b, g->label) | tdx_ser_u(b, g->block_reason);
-        rc |= tdx_ser_u(b, g->last_stop) | tdx_ser_u(b, g->sys_stack) | tdx_ser_u(b, g->cause_stack);
+        rc |=
+            tdx_ser_u(b, g->last_stop) | tdx_ser_u(b, g->sys_stack) | tdx_ser_u(b, g->cause_stack);
         rc |= tdx_ser_u(b, g->cause_reason);
         rc |= tdx_ser_u(b, (uint64_t)g->named | (uint64_t)g->sys_active << 1 |
                                (uint64_t)g->cause << 2);
@@ -1442,7 +1502,8 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
     if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
     rc |= tdx_ser_u(b, ps.n);
     for (size_t i = 0; i < ps.n && !rc; i++) {
-        /* Record indexes shift when records are pruned; a goroutine in a syscall is never pruned. */
+        /* Record indexes shift when records are pruned; a goroutine in a syscall is never pruned.
+         */
         uint32_t gi = tdx_hmap_get(&vg->insys, (uint64_t)ps.v[i]), ni = gi;
         if (keep) {
             ni = 0;
@@ -1623,7 +1684,9 @@ void tdx_viewgen_emit_item(tdx_viewgen *vg, const tdx_vev *ev, size_t n) {
         out(vg, &b);
         return;
     }
-    default: out(vg, &a); return;
+    default:
+        out(vg, &a);
+        return;
     }
 }
 

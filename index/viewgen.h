@@ -30,7 +30,7 @@ typedef struct tdx_viewgen_opts {
     bool has_filter;       /* goroutine view: only these lanes (goroutine ids) */
     const int64_t *filter; /* (the generator copies it) */
     size_t nfilter;
-    int64_t focus;         /* goroutine view: the focus goroutine (-1 none; 0 has no effect) */
+    int64_t focus; /* goroutine view: the focus goroutine (-1 none; 0 has no effect) */
     /* Task mode: the tasks to draw, in sorted order (indexes into summary->tasks). */
     const tdx_summary *summary;
     const uint32_t *tasks;

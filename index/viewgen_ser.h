@@ -1,5 +1,6 @@
 /* viewgen_ser.h: the little serialization kit of the viewer-generator checkpoints and the store:
- * uvarints/zigzag varints appended to a tdx_buf, and a bounds-checked reader with a sticky error. */
+ * uvarints/zigzag varints appended to a tdx_buf, and a bounds-checked reader with a sticky error.
+ */
 #ifndef TDX_VIEWGEN_SER_H
 #define TDX_VIEWGEN_SER_H
 

@@ -16,7 +16,9 @@
  * own strings follow, unique among themselves (a separate namespace, so an own string may repeat
  * an identity string's content). Only own strings are hashed. */
 
-static uint32_t str_hash(const void *p, size_t n) { return (uint32_t)XXH3_64bits(p, n); }
+static uint32_t str_hash(const void *p, size_t n) {
+    return (uint32_t)XXH3_64bits(p, n);
+}
 
 static bool str_eq(const tdx_vgstore *s, uint32_t id, const void *p, size_t n) {
     tdx_str t = tdx_vgstore_str(s, id);
@@ -47,7 +49,9 @@ static uint32_t str_find(const tdx_vgstore *s, const void *p, size_t n) {
     }
 }
 
-void tdx_vgstore_freeze(tdx_vgstore *s) { s->frozen = true; }
+void tdx_vgstore_freeze(tdx_vgstore *s) {
+    s->frozen = true;
+}
 
 uint32_t tdx_vgstore_intern(tdx_vgstore *s, const void *p, size_t n) {
     if (n == 0) return 0;
@@ -103,7 +107,9 @@ static int node_rehash(tdx_vgstore *s, size_t cap) {
 
 uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
                            uint64_t line) {
-    if (!s->node_slots && node_rehash(s, 256 > s->nodes.n * 2 ? 256 : (size_t)1 << (64 - __builtin_clzll(s->nodes.n * 2)))) {
+    if (!s->node_slots &&
+        node_rehash(
+            s, 256 > s->nodes.n * 2 ? 256 : (size_t)1 << (64 - __builtin_clzll(s->nodes.n * 2)))) {
         s->oom = 1;
         return 0;
     }
@@ -210,8 +216,8 @@ enum { NODE_REC = 24 };
 
 int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out) {
     int rc = tdx_buf_append(out, "TDXVS3", 6) || tdx_ser_u(out, s->nident) ||
-             tdx_ser_u(out, s->strs.n - (s->nident ? s->nident : 1)) || tdx_ser_u(out, s->nodes.n) ||
-             tdx_ser_u(out, s->stack_node.n);
+             tdx_ser_u(out, s->strs.n - (s->nident ? s->nident : 1)) ||
+             tdx_ser_u(out, s->nodes.n) || tdx_ser_u(out, s->stack_node.n);
     for (size_t i = s->nident ? s->nident : 1; i < s->strs.n && !rc; i++)
         rc = tdx_ser_bytes(out, s->strs.v[i].p, s->strs.v[i].n);
     if (rc || tdx_vec_reserve(out, out->n + (s->nodes.n + s->stack_node.n) * NODE_REC)) return -1;
@@ -338,8 +344,10 @@ uint32_t tdx_vgstore_gen_stack(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g,
     if (s->oom) return 0;
     /* The string lookups above may have grown c->strings but never c->stacks. */
     slot = cache_slot(&c->stacks, stack);
-    if (slot) *slot = ((uint64_t)c->epoch << 32) | node;
-    else s->oom = 1;
+    if (slot)
+        *slot = ((uint64_t)c->epoch << 32) | node;
+    else
+        s->oom = 1;
     return node;
 }
 
@@ -417,7 +425,9 @@ int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *
     return 0;
 }
 
-static uint32_t tree_stack(void *self, uint32_t key) { return tdx_vgtree_stack(self, key); }
+static uint32_t tree_stack(void *self, uint32_t key) {
+    return tdx_vgtree_stack(self, key);
+}
 static int tree_frame(void *self, uint32_t id, tdx_str *func, uint64_t *line, uint32_t *parent) {
     return tdx_vgtree_frame(self, id, func, line, parent);
 }

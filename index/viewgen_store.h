@@ -62,8 +62,12 @@ int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g);
 /* Id of the string p[0..n) among the store's own strings (inserted when new; a separate
  * namespace from the identity strings). */
 uint32_t tdx_vgstore_intern(tdx_vgstore *s, const void *p, size_t n);
-static inline tdx_str tdx_vgstore_str(const tdx_vgstore *s, uint32_t id) { return s->strs.v[id]; }
-static inline size_t tdx_vgstore_nstrings(const tdx_vgstore *s) { return s->strs.n; }
+static inline tdx_str tdx_vgstore_str(const tdx_vgstore *s, uint32_t id) {
+    return s->strs.v[id];
+}
+static inline size_t tdx_vgstore_nstrings(const tdx_vgstore *s) {
+    return s->strs.n;
+}
 
 /* The child of node `parent` for pc (created with func and line when new). */
 uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
@@ -71,7 +75,9 @@ uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_
 static inline const tdx_vgnode *tdx_vgstore_node(const tdx_vgstore *s, uint32_t node) {
     return &s->nodes.v[node];
 }
-static inline size_t tdx_vgstore_nnodes(const tdx_vgstore *s) { return s->nodes.n; }
+static inline size_t tdx_vgstore_nnodes(const tdx_vgstore *s) {
+    return s->nodes.n;
+}
 
 /* Makes the store read-only (see `frozen`). */
 void tdx_vgstore_freeze(tdx_vgstore *s);

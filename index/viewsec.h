@@ -8,14 +8,14 @@ enum { BL_OFF = 0, BL_LEN = 8, BL_HASH = 16, BL_SIZE = 24 };
 
 /* Directory header. Counts are u64; times are elapsed nanoseconds since the first event. */
 enum {
-    VH_VIEW = 0,         /* TDX_VIEW_* */
-    VH_NCKPT = 8,        /* checkpoint records that follow the header */
-    VH_NITEMS = 16,      /* long items, all intervals */
+    VH_VIEW = 0,          /* TDX_VIEW_* */
+    VH_NCKPT = 8,         /* checkpoint records that follow the header */
+    VH_NITEMS = 16,       /* long items, all intervals */
     VH_NFRAMES_MAIN = 24, /* frame ids the main loop created (task queries number theirs after) */
-    VH_NOPT = 32,        /* optional events of the whole default-options output */
-    VH_TREE = 40,        /* blob: the frame tree (tdx_vgtree_save) */
-    VH_FINAL = 64,       /* blob: generator state after the last event, before Finish (pruned) */
-    VH_NAMES = 88,       /* blob: lane names of the goroutines pruned from FINAL (goroutine view) */
+    VH_NOPT = 32,         /* optional events of the whole default-options output */
+    VH_TREE = 40,         /* blob: the frame tree (tdx_vgtree_save) */
+    VH_FINAL = 64,        /* blob: generator state after the last event, before Finish (pruned) */
+    VH_NAMES = 88, /* blob: lane names of the goroutines pruned from FINAL (goroutine view) */
     VH_NNAMES = 112,
     VH_SIZE = 128
 };

@@ -149,13 +149,17 @@ void tdx_iwriter_abort(tdx_iwriter *w) {
     free_all(w);
 }
 
-const tdx_err *tdx_iwriter_error(const tdx_iwriter *w) { return &w->err; }
+const tdx_err *tdx_iwriter_error(const tdx_iwriter *w) {
+    return &w->err;
+}
 
 void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h) {
     w->trace_hash = h;
     w->have_hash = true;
 }
-uint64_t tdx_iwriter_size(const tdx_iwriter *w) { return w->f.written; }
+uint64_t tdx_iwriter_size(const tdx_iwriter *w) {
+    return w->f.written;
+}
 
 static int see(resmap *m, int64_t id, int64_t t) {
     if (id < 0) return 0;
@@ -259,16 +263,24 @@ int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
     return 0;
 }
 
-int64_t tdx_iwriter_max_proc(const tdx_iwriter *w) { return w->max_proc; }
+int64_t tdx_iwriter_max_proc(const tdx_iwriter *w) {
+    return w->max_proc;
+}
 
 void tdx_iwriter_stw_strings(const tdx_iwriter *w, const uint32_t **ids, size_t *n) {
     *ids = w->stw.v;
     *n = w->stw.n;
 }
 
-const char *tdx_iwriter_temp_path(const tdx_iwriter *w) { return w->f.tmp; }
-uint64_t tdx_iwriter_nevents(const tdx_iwriter *w) { return w->nevents; }
-size_t tdx_iwriter_nblocks(const tdx_iwriter *w) { return (size_t)w->nblocks; }
+const char *tdx_iwriter_temp_path(const tdx_iwriter *w) {
+    return w->f.tmp;
+}
+uint64_t tdx_iwriter_nevents(const tdx_iwriter *w) {
+    return w->nevents;
+}
+size_t tdx_iwriter_nblocks(const tdx_iwriter *w) {
+    return (size_t)w->nblocks;
+}
 
 const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
     if (w->tabgen_built) return &w->tabgen;
@@ -286,7 +298,8 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
     g->strings.n = ns;
     for (size_t i = 0; i < t->frames.n; i++) {
         const tdx_gframe *f = &t->frames.v[i];
-        g->frames.v[i] = (tdx_frame){.pc = f->pc, .line = f->line, .func = f->func, .file = f->file};
+        g->frames.v[i] =
+            (tdx_frame){.pc = f->pc, .line = f->line, .func = f->func, .file = f->file};
     }
     g->frames.n = t->frames.n;
     if (t->stack_frames.n) /* both may be NULL when no stack has frames */
@@ -311,11 +324,13 @@ int tdx_iwriter_read_block(const tdx_iwriter *w, size_t b, tdx_buf *buf, tdx_eve
     size_t got = 0;
     while (got < len) {
         ssize_t k = pread(w->f.fd, buf->v + got, len - got, (off_t)(off + got));
-        if (k <= 0) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot read back the index being built");
+        if (k <= 0)
+            return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot read back the index being built");
         got += (size_t)k;
     }
     if (tdx_evdec_block(buf->v, len, ne, out))
-        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: an event block does not decode");
+        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
+                        "internal error: an event block does not decode");
     *n = ne;
     return 0;
 }
@@ -358,8 +373,10 @@ static int res_section(tdx_iwriter *w, sectab *st, uint32_t kind, resmap *m) {
         tdx_le64(r + R_LAST, (uint64_t)m->v.v[i].last);
         rc = tdx_buf_append(&b, r, sizeof r);
     }
-    if (!rc) rc = put_section(w, st, kind, 0, b.v, b.n);
-    else FAIL_OOM(w);
+    if (!rc)
+        rc = put_section(w, st, kind, 0, b.v, b.n);
+    else
+        FAIL_OOM(w);
     tdx_vec_free(&b);
     return rc;
 }
@@ -524,7 +541,8 @@ int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
         tdx_le32(h + H_SECTAB_COUNT, st.count);
         tdx_le64(h + H_TRACE_SIZE, w->trace_size);
         memcpy(h + H_TRACE_HEADER, w->trace, w->trace_size < 16 ? w->trace_size : 16);
-        tdx_le64(h + H_TRACE_HASH, w->have_hash ? w->trace_hash : XXH3_64bits(w->trace, w->trace_size));
+        tdx_le64(h + H_TRACE_HASH,
+                 w->have_hash ? w->trace_hash : XXH3_64bits(w->trace, w->trace_size));
         tdx_le64(h + H_TRACE_SAMPLE, tdx_trace_sample_hash(w->trace, w->trace_size));
         tdx_le64(h + H_SECTAB_HASH, XXH3_64bits(st.tab.v, st.tab.n));
         tdx_le64(h + H_HEADER_HASH, XXH3_64bits(h, H_HEADER_HASH));

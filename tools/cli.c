@@ -12,7 +12,8 @@
 
 void cli_report(const char *file, const tdx_err *err) {
     if (err->offset != TDX_NO_OFFSET)
-        fprintf(stderr, "traceidx: %s: offset %llu: %s\n", file, (unsigned long long)err->offset, err->msg);
+        fprintf(stderr, "traceidx: %s: offset %llu: %s\n", file, (unsigned long long)err->offset,
+                err->msg);
     else
         fprintf(stderr, "traceidx: %s: %s\n", file, err->msg);
 }
@@ -27,7 +28,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
     return TDX_EXIT_USAGE;
 }
 
-bool cli_is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "help"); }
+bool cli_is_help(const char *a) {
+    return !strcmp(a, "-h") || !strcmp(a, "--help") || !strcmp(a, "help");
+}
 
 int cli_parse_jobs(const char *s, int *jobs) {
     char *end;
@@ -76,7 +79,9 @@ void cli_progress_end(cli_progress *p) {
     if (p->enabled) fprintf(stderr, "\r%80s\r", "");
 }
 
-void cli_duration(char *buf, size_t cap, int64_t ns) { tdx_go_duration(buf, cap, ns); }
+void cli_duration(char *buf, size_t cap, int64_t ns) {
+    tdx_go_duration(buf, cap, ns);
+}
 
 int cli_jobs_arg(int argc, char **argv, int *i, int *jobs) {
     const char *a = argv[*i];
@@ -114,9 +119,11 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
     int rc = 0;
     if (tdx_index_open(ix, ipath, &err)) {
         if (err.kind == TDX_EIO)
-            fprintf(stderr, "traceidx: %s: no index beside it (%s); create it with `traceidx build %s`\n",
+            fprintf(stderr,
+                    "traceidx: %s: no index beside it (%s); create it with `traceidx build %s`\n",
                     path, ipath, path);
-        else cli_report(ipath, &err);
+        else
+            cli_report(ipath, &err);
         rc = -1;
     } else if (tdx_index_check_trace(ix, path, src.data, src.size, full_check, &err)) {
         cli_report(ipath, &err);

@@ -40,8 +40,10 @@ static int check_target(const char *out) {
     ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, magic, sizeof magic) : -1;
     close(fd);
     if (n == 8 && tdx_is_index(magic, 8)) return 0;
-    fprintf(stderr, "traceidx: %s: exists and is not a traceidx index; refusing to overwrite it "
-                    "(remove it or choose another -o)\n", out);
+    fprintf(stderr,
+            "traceidx: %s: exists and is not a traceidx index; refusing to overwrite it "
+            "(remove it or choose another -o)\n",
+            out);
     return -1;
 }
 
@@ -109,35 +111,45 @@ int cmd_build(int argc, char **argv) {
         cli_report(out, &err);
         goto done;
     }
-    if (verbose) fprintf(stderr, "traceidx: reading %s (go 1.%d trace, %zu bytes) with %d thread%s\n",
-                         path, src.version, src.size, jobs, jobs == 1 ? "" : "s");
+    if (verbose)
+        fprintf(stderr, "traceidx: reading %s (go 1.%d trace, %zu bytes) with %d thread%s\n", path,
+                src.version, src.size, jobs, jobs == 1 ? "" : "s");
     /* io_uring keeps the next reads in flight; TRACEIDX_NO_URING=1 disables it (benchmarks). */
     tdx_prefetch *pf = NULL;
     if (src.kind == TDX_SRC_BINARY && !getenv("TRACEIDX_NO_URING")) {
         tdx_err perr;
         pf = tdx_prefetch_start(path, src.size, &perr);
-        if (!pf && verbose) fprintf(stderr, "traceidx: %s; reading through the mapping only\n", perr.msg);
+        if (!pf && verbose)
+            fprintf(stderr, "traceidx: %s; reading through the mapping only\n", perr.msg);
     } else if (verbose) {
         fprintf(stderr, "traceidx: io_uring prefetch disabled; reading through the mapping only\n");
     }
     if (pf && verbose) fprintf(stderr, "traceidx: io_uring prefetch on (32 MiB window)\n");
     cli_progress prog;
     cli_progress_init(&prog, "build", quiet);
-    tdx_read_opts o = {.jobs = jobs, .emit = tdx_iwriter_event, .emit_ctx = w,
-                       .gen_done = tdx_iwriter_gen_done, .gen_done_ctx = w,
-                       .progress = cli_progress_update, .progress_ctx = &prog,
-                       .prefetch = pf, .hash_input = true,
+    tdx_read_opts o = {.jobs = jobs,
+                       .emit = tdx_iwriter_event,
+                       .emit_ctx = w,
+                       .gen_done = tdx_iwriter_gen_done,
+                       .gen_done_ctx = w,
+                       .progress = cli_progress_update,
+                       .progress_ctx = &prog,
+                       .prefetch = pf,
+                       .hash_input = true,
                        .release_input = src.kind == TDX_SRC_BINARY};
     tdx_read_stats st;
     int rrc = tdx_read_trace(src.data, src.size, src.version, &o, &st, &err);
     if (pf && verbose)
-        fprintf(stderr, "traceidx: io_uring prefetched %.1f MB\n", (double)tdx_prefetch_requested(pf) / 1e6);
+        fprintf(stderr, "traceidx: io_uring prefetched %.1f MB\n",
+                (double)tdx_prefetch_requested(pf) / 1e6);
     tdx_prefetch_stop(pf);
     if (rrc) {
         cli_progress_end(&prog);
         const tdx_err *we = tdx_iwriter_error(w);
-        if (we->kind != TDX_OK) cli_report(out, we);
-        else cli_report(path, &err);
+        if (we->kind != TDX_OK)
+            cli_report(out, we);
+        else
+            cli_report(path, &err);
         tdx_iwriter_abort(w);
         goto done;
     }
@@ -146,8 +158,8 @@ int cmd_build(int argc, char **argv) {
     /* Phase 2: the viewer generators over the written events (checkpoints, ranges, summary). */
     cli_progress_init(&prog, "build (views)", quiet);
     views_progress vp = {&prog, src.size};
-    tdx_viewbuild_opts vo = {.ckpt_events = every, .jobs = jobs, .progress = views_progress_update,
-                             .progress_ctx = &vp};
+    tdx_viewbuild_opts vo = {
+        .ckpt_events = every, .jobs = jobs, .progress = views_progress_update, .progress_ctx = &vp};
     tdx_viewbuild_stats vs;
     int vrc = tdx_viewbuild(w, &vo, &vs, &err);
     cli_progress_end(&prog);
@@ -157,9 +169,10 @@ int cmd_build(int argc, char **argv) {
         goto done;
     }
     if (verbose)
-        fprintf(stderr, "traceidx: views: %" PRIu64 " checkpoints per view (%.1f MB of state), "
-                        "long items %" PRIu64 "/%" PRIu64 "/%" PRIu64 " (proc/thread/goroutine), "
-                        "%" PRIu64 " split range%s%s\n",
+        fprintf(stderr,
+                "traceidx: views: %" PRIu64 " checkpoints per view (%.1f MB of state), "
+                "long items %" PRIu64 "/%" PRIu64 "/%" PRIu64 " (proc/thread/goroutine), "
+                "%" PRIu64 " split range%s%s\n",
                 vs.checkpoints, (double)vs.state_bytes / 1e6, vs.items[0], vs.items[1], vs.items[2],
                 vs.ranges, vs.ranges == 1 ? "" : "s",
                 vs.reruns ? " (redone: a goroutine id was reused)" : "");
@@ -170,11 +183,13 @@ int cmd_build(int argc, char **argv) {
     double secs = cli_now() - t0;
     struct stat s;
     uint64_t isize = stat(out, &s) == 0 ? (uint64_t)s.st_size : 0;
-    printf("%s: indexed %" PRIu64 " events of %" PRIu64 " generation%s into %s: %.1f MB, %.3f of the "
+    printf("%s: indexed %" PRIu64 " events of %" PRIu64
+           " generation%s into %s: %.1f MB, %.3f of the "
            "trace, in %.2f s (%.0f MB/s, %.1fM events/s)\n",
-           path, st.events, st.generations, st.generations == 1 ? "" : "s", out, (double)isize / 1e6,
-           src.size ? (double)isize / (double)src.size : 0.0, secs,
-           secs > 0 ? (double)src.size / 1e6 / secs : 0.0, secs > 0 ? (double)st.events / 1e6 / secs : 0.0);
+           path, st.events, st.generations, st.generations == 1 ? "" : "s", out,
+           (double)isize / 1e6, src.size ? (double)isize / (double)src.size : 0.0, secs,
+           secs > 0 ? (double)src.size / 1e6 / secs : 0.0,
+           secs > 0 ? (double)st.events / 1e6 / secs : 0.0);
     rc = TDX_EXIT_OK;
 done:
     tdx_source_close(&src);
@@ -235,11 +250,12 @@ int cmd_info(int argc, char **argv) {
                "\"trace_bytes\":%" PRIu64 ",\"index_bytes\":%zu,\"ratio\":%.4f,"
                "\"first_time_ns\":%" PRId64 ",\"last_time_ns\":%" PRId64 ",\"span_ns\":%" PRId64 ","
                "\"generations\":%" PRIu64 ",\"events\":%" PRIu64 ",\"goroutines\":%" PRIu64 ","
-               "\"procs\":%" PRIu64 ",\"threads\":%" PRIu64 ",\"strings\":%" PRIu64 ",\"stacks\":%" PRIu64
-               ",\"blocks\":%" PRIu64 ",\"events_by_kind\":{",
-               path, ix.version, m[M_TRACE_VERSION], ix.trace_size, ix.size, ratio, (int64_t)m[M_FIRST_TIME],
-               (int64_t)m[M_LAST_TIME], span, m[M_GENERATIONS], m[M_EVENTS], m[M_GOROUTINES], m[M_PROCS],
-               m[M_THREADS], m[M_STRINGS], m[M_STACKS], m[M_BLOCKS]);
+               "\"procs\":%" PRIu64 ",\"threads\":%" PRIu64 ",\"strings\":%" PRIu64
+               ",\"stacks\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"events_by_kind\":{",
+               path, ix.version, m[M_TRACE_VERSION], ix.trace_size, ix.size, ratio,
+               (int64_t)m[M_FIRST_TIME], (int64_t)m[M_LAST_TIME], span, m[M_GENERATIONS],
+               m[M_EVENTS], m[M_GOROUTINES], m[M_PROCS], m[M_THREADS], m[M_STRINGS], m[M_STACKS],
+               m[M_BLOCKS]);
         int first = 1;
         for (int k = 1; k < 15; k++) {
             if (!m[M_KIND0 + k]) continue;
@@ -255,8 +271,10 @@ int cmd_info(int argc, char **argv) {
         }
         printf("}%s}\n", verify ? ",\"verified\":true" : "");
     } else {
-        printf("index:        %s (format version %u%s)\n", path, ix.version, verify ? ", all checksums verified" : "");
-        printf("trace:        go 1.%" PRIu64 ", %" PRIu64 " bytes\n", m[M_TRACE_VERSION], ix.trace_size);
+        printf("index:        %s (format version %u%s)\n", path, ix.version,
+               verify ? ", all checksums verified" : "");
+        printf("trace:        go 1.%" PRIu64 ", %" PRIu64 " bytes\n", m[M_TRACE_VERSION],
+               ix.trace_size);
         printf("span:         %s (%" PRId64 " .. %" PRId64 " ns)\n", dur, (int64_t)m[M_FIRST_TIME],
                (int64_t)m[M_LAST_TIME]);
         printf("generations:  %" PRIu64 "\n", m[M_GENERATIONS]);
@@ -265,22 +283,23 @@ int cmd_info(int argc, char **argv) {
             if (m[M_KIND0 + k]) printf("  %-16s %" PRIu64 "\n", tdx_kind_name(k), m[M_KIND0 + k]);
         printf("goroutines:   %" PRIu64 "\nprocs:        %" PRIu64 "\nthreads:      %" PRIu64 "\n",
                m[M_GOROUTINES], m[M_PROCS], m[M_THREADS]);
-        printf("tables:       %" PRIu64 " strings, %" PRIu64 " stacks, %" PRIu64 " frames\n", m[M_STRINGS],
-               m[M_STACKS], m[M_FRAMES]);
+        printf("tables:       %" PRIu64 " strings, %" PRIu64 " stacks, %" PRIu64 " frames\n",
+               m[M_STRINGS], m[M_STACKS], m[M_FRAMES]);
         if (nr) {
             printf("split ranges: %zu (go tool trace's ~100 MiB pieces of the proc view)\n", nr);
             for (size_t i = 0; i < nr; i++)
-                printf("  #%-3zu %s (events %" PRId64 "..%" PRId64 ")\n", i, rs[i].name, rs[i].start,
-                       rs[i].end);
+                printf("  #%-3zu %s (events %" PRId64 "..%" PRId64 ")\n", i, rs[i].name,
+                       rs[i].start, rs[i].end);
         } else {
             printf("split ranges: none (the proc view fits in one range)\n");
         }
-        printf("index size:   %zu bytes, %.3f of the trace, %" PRIu64 " event blocks\n", ix.size, ratio,
-               m[M_BLOCKS]);
+        printf("index size:   %zu bytes, %.3f of the trace, %" PRIu64 " event blocks\n", ix.size,
+               ratio, m[M_BLOCKS]);
         for (uint32_t k = 1; k < TDX_SEC_COUNT_; k++)
             if (ix.sec[k].present && ix.sec[k].len)
                 printf("  %-16s %12" PRIu64 " bytes  %.3f of the trace\n", tdx_section_name(k),
-                       ix.sec[k].len, ix.trace_size ? (double)ix.sec[k].len / (double)ix.trace_size : 0.0);
+                       ix.sec[k].len,
+                       ix.trace_size ? (double)ix.sec[k].len / (double)ix.trace_size : 0.0);
     }
     free(rs);
     tdx_index_close(&ix);

@@ -66,14 +66,22 @@ static int parse_duration(const char *s, int64_t *out) {
         if (end == p || errno) return -1;
         p = end;
         double unit;
-        if (!strncmp(p, "ns", 2)) unit = 1, p += 2;
-        else if (!strncmp(p, "us", 2)) unit = 1e3, p += 2;
-        else if (!strncmp(p, "\xc2\xb5s", 3) || !strncmp(p, "\xce\xbcs", 3)) unit = 1e3, p += 3;
-        else if (!strncmp(p, "ms", 2)) unit = 1e6, p += 2;
-        else if (*p == 's') unit = 1e9, p += 1;
-        else if (*p == 'm') unit = 60e9, p += 1;
-        else if (*p == 'h') unit = 3600e9, p += 1;
-        else return -1;
+        if (!strncmp(p, "ns", 2))
+            unit = 1, p += 2;
+        else if (!strncmp(p, "us", 2))
+            unit = 1e3, p += 2;
+        else if (!strncmp(p, "\xc2\xb5s", 3) || !strncmp(p, "\xce\xbcs", 3))
+            unit = 1e3, p += 3;
+        else if (!strncmp(p, "ms", 2))
+            unit = 1e6, p += 2;
+        else if (*p == 's')
+            unit = 1e9, p += 1;
+        else if (*p == 'm')
+            unit = 60e9, p += 1;
+        else if (*p == 'h')
+            unit = 3600e9, p += 1;
+        else
+            return -1;
         total += v * unit;
     }
     if (total < 0 || total > 9.2e18) return -1;
@@ -133,27 +141,35 @@ int cmd_query(int argc, char **argv) {
             if (!more || parse_i64(argv[i + 1], &v))
                 return cli_usage_error("query", "%s needs a decimal event index", a);
             i++;
-            if (a[2] == 's') has_start = true, q.start = v;
-            else has_end = true, q.end = v;
+            if (a[2] == 's')
+                has_start = true, q.start = v;
+            else
+                has_end = true, q.end = v;
         } else if (!strcmp(a, "--view")) {
             if (!more) return cli_usage_error("query", "--view needs procs or threads");
             const char *v = argv[++i];
-            if (!strcmp(v, "threads") || !strcmp(v, "thread")) q.thread = true;
-            else if (!strcmp(v, "procs") || !strcmp(v, "proc")) q.thread = false;
-            else return cli_usage_error("query", "--view is procs or threads, not %s", v);
+            if (!strcmp(v, "threads") || !strcmp(v, "thread"))
+                q.thread = true;
+            else if (!strcmp(v, "procs") || !strcmp(v, "proc"))
+                q.thread = false;
+            else
+                return cli_usage_error("query", "--view is procs or threads, not %s", v);
         } else if (!strcmp(a, "--goroutine") || !strcmp(a, "--task") || !strcmp(a, "--taskid")) {
             uint64_t v;
             if (!more || parse_u64(argv[i + 1], &v))
                 return cli_usage_error("query", "%s needs an unsigned decimal id", a);
             i++;
             if (!strcmp(a, "--goroutine")) {
-                if (q.has_focustask || q.has_taskid) return cli_usage_error("query", "give one of --goroutine, --task, --taskid");
+                if (q.has_focustask || q.has_taskid)
+                    return cli_usage_error("query", "give one of --goroutine, --task, --taskid");
                 q.has_goid = true, q.goid = v;
             } else if (!strcmp(a, "--task")) {
-                if (q.has_goid || q.has_taskid) return cli_usage_error("query", "give one of --goroutine, --task, --taskid");
+                if (q.has_goid || q.has_taskid)
+                    return cli_usage_error("query", "give one of --goroutine, --task, --taskid");
                 q.has_focustask = true, q.focustask = v;
             } else {
-                if (q.has_goid || q.has_focustask) return cli_usage_error("query", "give one of --goroutine, --task, --taskid");
+                if (q.has_goid || q.has_focustask)
+                    return cli_usage_error("query", "give one of --goroutine, --task, --taskid");
                 q.has_taskid = true, q.taskid = v;
             }
         } else if (!strcmp(a, "-o")) {
@@ -194,7 +210,8 @@ int cmd_query(int argc, char **argv) {
             return TDX_EXIT_FAIL;
         }
         if (n >= nr) {
-            fprintf(stderr, "traceidx: %s: no range #%" PRIu64 ": the trace has %zu split range%s%s\n",
+            fprintf(stderr,
+                    "traceidx: %s: no range #%" PRIu64 ": the trace has %zu split range%s%s\n",
                     path, n, nr, nr == 1 ? "" : "s",
                     nr ? "" : " (it is small enough to view whole: query without --range)");
             free(rs);
@@ -222,10 +239,13 @@ int cmd_query(int argc, char **argv) {
         memcpy(b, colon + 1, nb + 1);
         int64_t s = 0, e = span;
         bool rel = b[0] == '+';
-        if ((na && parse_duration(a, &s)) || (nb && parse_duration(b + rel, &e)) || (rel && nb == 1)) {
+        if ((na && parse_duration(a, &s)) || (nb && parse_duration(b + rel, &e)) ||
+            (rel && nb == 1)) {
             tdx_index_close(&ix);
-            return cli_usage_error("query", "cannot read the times in --range %s (use e.g. 1.2s:1.5s, "
-                                            "1200ms:+300ms or a number of ns)", range);
+            return cli_usage_error("query",
+                                   "cannot read the times in --range %s (use e.g. 1.2s:1.5s, "
+                                   "1200ms:+300ms or a number of ns)",
+                                   range);
         }
         if (rel) e = s + e;
         if (e < s) {
@@ -254,9 +274,12 @@ int cmd_query(int argc, char **argv) {
     double t0 = cli_now();
     tdx_query_stats st;
     if (tdx_query_run(&ix, &q, sink_write, &sk, &st, &err)) {
-        if (err.kind == TDX_EIO && sk.err.kind != TDX_OK) cli_report(out, &sk.err);
-        else if (err.kind == TDX_EIO) fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
-        else cli_report(path, &err);
+        if (err.kind == TDX_EIO && sk.err.kind != TDX_OK)
+            cli_report(out, &sk.err);
+        else if (err.kind == TDX_EIO)
+            fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
+        else
+            cli_report(path, &err);
         goto done;
     }
     if (out) {
@@ -270,8 +293,9 @@ int cmd_query(int argc, char **argv) {
         goto done;
     }
     if (verbose)
-        fprintf(stderr, "traceidx: query: from checkpoint %" PRIu64 ", replayed %" PRIu64
-                        " events, %" PRIu64 " recorded events, wrote %" PRIu64 " events in %.1f ms\n",
+        fprintf(stderr,
+                "traceidx: query: from checkpoint %" PRIu64 ", replayed %" PRIu64
+                " events, %" PRIu64 " recorded events, wrote %" PRIu64 " events in %.1f ms\n",
                 st.checkpoint, st.replayed, st.long_items, st.written, (cli_now() - t0) * 1e3);
     rc = TDX_EXIT_OK;
 done:

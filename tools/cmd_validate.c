@@ -61,8 +61,9 @@ static int print_flush(printer *p) {
 
 static void usable_note(const tdx_err *err, const tdx_read_stats *st, size_t size) {
     (void)err;
-    fprintf(stderr, "traceidx: usable before the error: %" PRIu64 " generation%s, %" PRIu64
-                    " events, the first %" PRIu64 " of %zu bytes\n",
+    fprintf(stderr,
+            "traceidx: usable before the error: %" PRIu64 " generation%s, %" PRIu64
+            " events, the first %" PRIu64 " of %zu bytes\n",
             st->generations, st->generations == 1 ? "" : "s", st->events, st->bytes, size);
 }
 
@@ -76,7 +77,8 @@ static bool is_framing_error(const tdx_err *err) {
 }
 
 static int read_with(const char *cmd, const char *path, int jobs, bool quiet, tdx_emit_fn emit,
-                     void *ectx, tdx_source *src, tdx_read_stats *st, tdx_err *err, int *open_failed) {
+                     void *ectx, tdx_source *src, tdx_read_stats *st, tdx_err *err,
+                     int *open_failed) {
     *open_failed = 0;
     if (cli_open_trace(path, src)) {
         *open_failed = 1;
@@ -84,8 +86,12 @@ static int read_with(const char *cmd, const char *path, int jobs, bool quiet, td
     }
     cli_progress prog;
     cli_progress_init(&prog, cmd, quiet);
-    tdx_read_opts o = {.jobs = jobs, .emit = emit, .emit_ctx = ectx,
-                       .progress = cli_progress_update, .progress_ctx = &prog};
+    tdx_read_opts o = {.jobs = jobs,
+                       .emit = emit,
+                       .emit_ctx = ectx,
+                       .progress = cli_progress_update,
+                       .progress_ctx = &prog,
+                       .release_input = src->kind == TDX_SRC_BINARY};
     int rc = tdx_read_trace(src->data, src->size, src->version, &o, st, err);
     cli_progress_end(&prog);
     return rc;
@@ -93,7 +99,8 @@ static int read_with(const char *cmd, const char *path, int jobs, bool quiet, td
 
 static int check_expectation(const char *path, const tdx_source *src, int rc, const tdx_err *err) {
     if (!src->has_expect) {
-        fprintf(stderr, "traceidx: %s: --expect needs a Go test file with an expect section\n", path);
+        fprintf(stderr, "traceidx: %s: --expect needs a Go test file with an expect section\n",
+                path);
         return TDX_EXIT_FAIL;
     }
     if (!src->expect_failure) {
@@ -105,13 +112,14 @@ static int check_expectation(const char *path, const tdx_source *src, int rc, co
         return TDX_EXIT_FAIL;
     }
     if (rc == 0) {
-        fprintf(stderr, "traceidx: %s: expected FAILURE matching \"%s\", but the trace is valid\n", path,
-                src->expect_pattern);
+        fprintf(stderr, "traceidx: %s: expected FAILURE matching \"%s\", but the trace is valid\n",
+                path, src->expect_pattern);
         return TDX_EXIT_FAIL;
     }
     regex_t re;
     if (regcomp(&re, src->expect_pattern, REG_EXTENDED | REG_NOSUB) != 0) {
-        fprintf(stderr, "traceidx: %s: cannot compile the expected pattern \"%s\"\n", path, src->expect_pattern);
+        fprintf(stderr, "traceidx: %s: cannot compile the expected pattern \"%s\"\n", path,
+                src->expect_pattern);
         return TDX_EXIT_FAIL;
     }
     int m = regexec(&re, err->msg, 0, NULL, 0);
@@ -210,8 +218,10 @@ static int dump_index_events(const char *path, printer *pr) {
     }
     free(buf);
     int failed = print_flush(pr);
-    if (rc && err.kind != TDX_OK) cli_report(path, &err);
-    else if (failed || rc) fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
+    if (rc && err.kind != TDX_OK)
+        cli_report(path, &err);
+    else if (failed || rc)
+        fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
     tdx_index_close(&ix);
     return rc || failed ? TDX_EXIT_FAIL : TDX_EXIT_OK;
 }

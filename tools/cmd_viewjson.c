@@ -152,16 +152,21 @@ int cmd_viewjson(int argc, char **argv) {
             if (!more || parse_u64(argv[i + 1], &v))
                 return cli_usage_error("viewjson", "%s needs an unsigned decimal id", a);
             i++;
-            if (!strcmp(a, "--goroutine")) q.has_goid = true, q.goid = v;
-            else if (!strcmp(a, "--focustask")) q.has_focustask = true, q.focustask = v;
-            else q.has_taskid = true, q.taskid = v;
+            if (!strcmp(a, "--goroutine"))
+                q.has_goid = true, q.goid = v;
+            else if (!strcmp(a, "--focustask"))
+                q.has_focustask = true, q.focustask = v;
+            else
+                q.has_taskid = true, q.taskid = v;
         } else if (!strcmp(a, "--start") || !strcmp(a, "--end")) {
             int64_t v;
             if (!more || parse_i64(argv[i + 1], &v))
                 return cli_usage_error("viewjson", "%s needs a decimal event index", a);
             i++;
-            if (a[2] == 's') has_start = true, start = v;
-            else has_end = true, end = v;
+            if (a[2] == 's')
+                has_start = true, start = v;
+            else
+                has_end = true, end = v;
         } else if (!strcmp(a, "--checkpoint-every")) {
             if (!more || parse_u64(argv[++i], &every) || every == 0)
                 return cli_usage_error("viewjson", "--checkpoint-every needs a positive count");
@@ -191,8 +196,7 @@ int cmd_viewjson(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("viewjson", "need a TRACE");
-    if (has_start != has_end)
-        return cli_usage_error("viewjson", "--start and --end go together");
+    if (has_start != has_end) return cli_usage_error("viewjson", "--start and --end go together");
     /* cmd/trace takes the first of goid, focustask, taskid that is present */
     if (q.has_goid) q.has_focustask = q.has_taskid = false;
     if (q.has_focustask) q.has_taskid = false;
@@ -223,8 +227,11 @@ int cmd_viewjson(int argc, char **argv) {
     cli_progress prog;
     cli_progress_init(&prog, "viewjson (summary)", quiet);
     pass1 p1 = {&sum};
-    tdx_read_opts o1 = {.jobs = jobs, .emit = sum_event, .emit_ctx = &p1,
-                        .progress = cli_progress_update, .progress_ctx = &prog};
+    tdx_read_opts o1 = {.jobs = jobs,
+                        .emit = sum_event,
+                        .emit_ctx = &p1,
+                        .progress = cli_progress_update,
+                        .progress_ctx = &prog};
     tdx_read_stats st;
     int rc = tdx_read_trace(src.data, src.size, src.version, &o1, &st, &err);
     cli_progress_end(&prog);
@@ -238,8 +245,10 @@ int cmd_viewjson(int argc, char **argv) {
                     path, err.msg);
             goto out;
         }
-        fprintf(stderr, "traceidx: %s: %s (showing the events up to the last complete "
-                        "generation)\n", path, err.msg);
+        fprintf(stderr,
+                "traceidx: %s: %s (showing the events up to the last complete "
+                "generation)\n",
+                path, err.msg);
     }
     if (tdx_viewgen_resolve(&q, &sum, sum.t0, sum.valid_end, sum.valid_events, &res, &err)) {
         fprintf(stderr, "traceidx: %s: %s\n", path, err.msg);
@@ -257,7 +266,8 @@ int cmd_viewjson(int argc, char **argv) {
          * the ranges are cut online; other views record every event and cut at the end. */
         bool dflt = !q.thread && !q.has_goid && !q.has_focustask && !q.has_taskid;
         uint64_t nmeta, meta_bytes;
-        if (dflt && !record && tdx_viewgen_proc_meta_size(sum.valid_max_proc, &nmeta, &meta_bytes) == 0)
+        if (dflt && !record &&
+            tdx_viewgen_proc_meta_size(sum.valid_max_proc, &nmeta, &meta_bytes) == 0)
             tdx_jsplit_init_online(&sp, &frames, TDX_SPLIT_MAX,
                                    tdx_jsplit_required_size(nmeta, meta_bytes));
         else
@@ -278,11 +288,25 @@ int cmd_viewjson(int argc, char **argv) {
 
     /* Pass 2: the generator over the events cmd/trace keeps. */
     cli_progress_init(&prog, "viewjson", quiet);
-    pass2 p2 = {vg, 0, sum.valid_events, every, &res.opts, &store, &frames,
-                ranges ? tdx_jsplit_event : tdx_jsonw_event, ranges ? (void *)&sp : (void *)&w,
-                0, 0, has_window && res.opts.wstart <= res.opts.wend, res.opts.wstart, sum.t0};
-    tdx_read_opts o2 = {.jobs = jobs, .emit = gen_event, .emit_ctx = &p2,
-                        .progress = cli_progress_update, .progress_ctx = &prog};
+    pass2 p2 = {vg,
+                0,
+                sum.valid_events,
+                every,
+                &res.opts,
+                &store,
+                &frames,
+                ranges ? tdx_jsplit_event : tdx_jsonw_event,
+                ranges ? (void *)&sp : (void *)&w,
+                0,
+                0,
+                has_window && res.opts.wstart <= res.opts.wend,
+                res.opts.wstart,
+                sum.t0};
+    tdx_read_opts o2 = {.jobs = jobs,
+                        .emit = gen_event,
+                        .emit_ctx = &p2,
+                        .progress = cli_progress_update,
+                        .progress_ctx = &prog};
     tdx_err err2;
     /* Judged by p2.n below: the read may fail past the valid part that pass 1 found. */
     (void)tdx_read_trace(src.data, src.size, src.version, &o2, &st, &err2);
@@ -291,8 +315,8 @@ int cmd_viewjson(int argc, char **argv) {
     if (p2.counters_due) tdx_viewgen_emit_counters(vg, p2.counters_at);
     if (p2.n < sum.valid_events || tdx_viewgen_finish(vg)) {
         if (w_init && w.err) goto write_failed;
-        fprintf(stderr, "traceidx: %s: generation failed%s%s\n", path, p2.n < sum.valid_events ? ": " : "",
-                p2.n < sum.valid_events ? err2.msg : "");
+        fprintf(stderr, "traceidx: %s: generation failed%s%s\n", path,
+                p2.n < sum.valid_events ? ": " : "", p2.n < sum.valid_events ? err2.msg : "");
         goto out;
     }
     if (tree.oom || store.oom) {
@@ -318,12 +342,15 @@ int cmd_viewjson(int argc, char **argv) {
     }
     tdx_viewgen_counters cnt = tdx_viewgen_counters_get(vg);
     if (cnt.broken)
-        fprintf(stderr, "traceidx: %s: warning: %" PRIu64 " goroutine stop%s broke an invariant "
-                        "of Go's generator (go tool trace would fail here); drawn as far as "
-                        "the state allows\n", path, cnt.broken, cnt.broken == 1 ? "" : "s");
+        fprintf(stderr,
+                "traceidx: %s: warning: %" PRIu64 " goroutine stop%s broke an invariant "
+                "of Go's generator (go tool trace would fail here); drawn as far as "
+                "the state allows\n",
+                path, cnt.broken, cnt.broken == 1 ? "" : "s");
     if (every)
         fprintf(stderr, "traceidx: %" PRIu64 " checkpoints restored, %.1f KB each on average\n",
-                p2.checkpoints, p2.checkpoints ? (double)p2.bytes / 1024.0 / (double)p2.checkpoints : 0.0);
+                p2.checkpoints,
+                p2.checkpoints ? (double)p2.bytes / 1024.0 / (double)p2.checkpoints : 0.0);
     exit_code = TDX_EXIT_OK;
     goto out;
 write_failed:

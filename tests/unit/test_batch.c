@@ -28,7 +28,9 @@ static void b_bytes(bld *b, const void *p, size_t n) {
     if (n) memcpy(b->p + b->n, p, n);
     b->n += n;
 }
-static void b_byte(bld *b, uint8_t v) { b_bytes(b, &v, 1); }
+static void b_byte(bld *b, uint8_t v) {
+    b_bytes(b, &v, 1);
+}
 static void b_uv(bld *b, uint64_t v) {
     uint8_t t[TDX_VARINT_MAX];
     b_bytes(b, t, (size_t)tdx_put_uvarint(t, v));
@@ -99,7 +101,9 @@ static rb_result read_one_at(const bld *b, size_t at, int version) {
     free(d);
     return r;
 }
-static rb_result read_one(const bld *b, int version) { return read_one_at(b, 16, version); }
+static rb_result read_one(const bld *b, int version) {
+    return read_one_at(b, 16, version);
+}
 
 static void expect_read_err(const bld *b, int version, const char *msg) {
     rb_result r = read_one(b, version);
@@ -242,7 +246,8 @@ static void read_batch__header_field_errors(void) {
                 b_header(&b, 23);
                 b_broken_header(&b, exp, field, how);
                 char want[128];
-                snprintf(want, sizeof want, "error reading batch %s: %s", names[field], causes[how]);
+                snprintf(want, sizeof want, "error reading batch %s: %s", names[field],
+                         causes[how]);
                 expect_read_err(&b, 23, want);
                 b_free(&b);
             }
@@ -368,8 +373,10 @@ static void read_batch__consecutive_reads(void) {
 static int kind_of(int version, int exp_batch, uint8_t exp, const uint8_t *pl, size_t n) {
     bld b = {0};
     b_header(&b, version);
-    if (exp_batch) b_expbatch(&b, exp, 1, 0, 0, pl, n);
-    else b_batch(&b, 1, 0, 0, pl, n);
+    if (exp_batch)
+        b_expbatch(&b, exp, 1, 0, 0, pl, n);
+    else
+        b_batch(&b, 1, 0, 0, pl, n);
     rb_result r = read_one(&b, version);
     cr_assert_eq(r.rc, 1, "%s", r.e.msg);
     b_free(&b);

@@ -21,7 +21,9 @@ static uint64_t rnd(void) {
     rng ^= rng >> 27;
     return rng * 2685821657736338717ull;
 }
-static uint64_t below(uint64_t n) { return n ? rnd() % n : 0; }
+static uint64_t below(uint64_t n) {
+    return n ? rnd() % n : 0;
+}
 
 /* Wire types that are events (Go's kinds), plus Sync. */
 static uint8_t types[TDX_EV_NTYPES];
@@ -35,10 +37,14 @@ static void init_types(void) {
 /* A value that is small, near a recent one, or anything at all. */
 static uint64_t value(uint64_t near) {
     switch (below(4)) {
-    case 0: return below(16);
-    case 1: return near + below(1000) - 500;
-    case 2: return below(1u << 20);
-    default: return rnd();
+    case 0:
+        return below(16);
+    case 1:
+        return near + below(1000) - 500;
+    case 2:
+        return below(1u << 20);
+    default:
+        return rnd();
     }
 }
 
@@ -53,7 +59,7 @@ static void gen_block(tdx_event *ev, size_t n, int strict, int nthreads) {
         memset(e, 0, sizeof *e);
         uint64_t d = below(3) ? 64 * below(200) : below(4) ? below(1u << 20) : below(1ull << 40);
         if (strict && d == 0) d = 1;
-        if (!strict && below(10) == 0) d = (uint64_t)-(int64_t)below(5000);
+        if (!strict && below(10) == 0) d = (uint64_t) - (int64_t)below(5000);
         t += (int64_t)d;
         e->time = t;
         e->type = types[below((uint64_t)ntypes)];
@@ -79,11 +85,11 @@ static void gen_block(tdx_event *ev, size_t n, int strict, int nthreads) {
 
 static int ev_eq(const tdx_event *a, const tdx_event *b) {
     return a->time == b->time && a->m == b->m && a->p == b->p && a->g == b->g &&
-           !memcmp(a->args, b->args, sizeof a->args) && a->stack == b->stack && a->tstack == b->tstack &&
-           a->str[0] == b->str[0] && a->str[1] == b->str[1] && a->type == b->type && a->kind == b->kind &&
-           a->res_kind == b->res_kind && a->from == b->from && a->to == b->to &&
-           a->has_clock == b->has_clock && a->has_tstack == b->has_tstack && a->res == b->res &&
-           a->sync_nsec == b->sync_nsec;
+           !memcmp(a->args, b->args, sizeof a->args) && a->stack == b->stack &&
+           a->tstack == b->tstack && a->str[0] == b->str[0] && a->str[1] == b->str[1] &&
+           a->type == b->type && a->kind == b->kind && a->res_kind == b->res_kind &&
+           a->from == b->from && a->to == b->to && a->has_clock == b->has_clock &&
+           a->has_tstack == b->has_tstack && a->res == b->res && a->sync_nsec == b->sync_nsec;
 }
 
 /* Decodes from an exact-size heap copy. */
@@ -107,17 +113,21 @@ static void round_trip(tdx_event *x, size_t n, tdx_buf *enc_out) {
     cr_assert_eq(tdx_evenc_block(&enc, x, n, &b), 0);
     cr_assert_eq(decode_guarded(b.v, b.n, n, y), 0, "a block of %zu events does not decode", n);
     for (size_t i = 0; i < n; i++) {
-        cr_assert(y[i].time == x[i].time && y[i].m == x[i].m && y[i].p == x[i].p && y[i].g == x[i].g &&
-                      y[i].type == x[i].type && y[i].kind == x[i].kind,
+        cr_assert(y[i].time == x[i].time && y[i].m == x[i].m && y[i].p == x[i].p &&
+                      y[i].g == x[i].g && y[i].type == x[i].type && y[i].kind == x[i].kind,
                   "event %zu of %zu: time/thread/context/type changed", i, n);
         /* Fields the format stores for these types come back as they were. */
         if (x[i].type == TDX_EV_HEAP_ALLOC) cr_assert_eq(y[i].args[0], x[i].args[0]);
-        if (x[i].type == TDX_EV_GO_START || x[i].type == TDX_EV_GO_UNBLOCK) cr_assert_eq(y[i].res, x[i].res);
-        if (x[i].type == TDX_EV_GO_BLOCK) cr_assert(y[i].stack == x[i].stack && y[i].str[0] == x[i].str[0]);
+        if (x[i].type == TDX_EV_GO_START || x[i].type == TDX_EV_GO_UNBLOCK)
+            cr_assert_eq(y[i].res, x[i].res);
+        if (x[i].type == TDX_EV_GO_BLOCK)
+            cr_assert(y[i].stack == x[i].stack && y[i].str[0] == x[i].str[0]);
         if (x[i].type == TDX_EV_USER_LOG)
-            cr_assert(y[i].str[0] == x[i].str[0] && y[i].str[1] == x[i].str[1] && y[i].args[0] == x[i].args[0]);
+            cr_assert(y[i].str[0] == x[i].str[0] && y[i].str[1] == x[i].str[1] &&
+                      y[i].args[0] == x[i].args[0]);
         if (x[i].type == TDX_EV_USER_TASK_BEGIN)
-            cr_assert(y[i].args[0] == x[i].args[0] && y[i].args[1] == x[i].args[1] && y[i].stack == x[i].stack);
+            cr_assert(y[i].args[0] == x[i].args[0] && y[i].args[1] == x[i].args[1] &&
+                      y[i].stack == x[i].stack);
         if (x[i].type == TDX_EV_GO_STATUS) cr_assert(y[i].from == x[i].from && y[i].to == x[i].to);
         if (x[i].type == TDX_TYPE_SYNC)
             cr_assert(y[i].has_clock == x[i].has_clock && y[i].args[0] == x[i].args[0]);
@@ -125,8 +135,10 @@ static void round_trip(tdx_event *x, size_t n, tdx_buf *enc_out) {
     tdx_buf b2 = {0};
     cr_assert_eq(tdx_evenc_block(&enc, y, n, &b2), 0);
     cr_assert_eq(decode_guarded(b2.v, b2.n, n, z), 0);
-    for (size_t i = 0; i < n; i++) cr_assert(ev_eq(&y[i], &z[i]), "event %zu of %zu differs after two rounds", i, n);
-    cr_assert(b.n == b2.n && !memcmp(b.v, b2.v, b.n), "re-encoding the decoded block gives other bytes");
+    for (size_t i = 0; i < n; i++)
+        cr_assert(ev_eq(&y[i], &z[i]), "event %zu of %zu differs after two rounds", i, n);
+    cr_assert(b.n == b2.n && !memcmp(b.v, b2.v, b.n),
+              "re-encoding the decoded block gives other bytes");
     if (enc_out) {
         enc_out->n = 0;
         cr_assert_eq(tdx_buf_append(enc_out, b.v, b.n), 0);
@@ -187,9 +199,12 @@ Test(evcodec, truncated_blocks_fail) {
         round_trip(x, n, &b);
         size_t step = b.n > 3000 ? b.n / 1500 : 1;
         for (size_t cut = 0; cut < b.n; cut += step)
-            cr_assert_neq(decode_guarded(b.v, cut, n, y), 0, "a block cut to %zu of %zu bytes decoded", cut, b.n);
-        cr_assert_neq(decode_guarded(b.v, b.n, n + 1, y), 0, "a block decoded with one event too many");
-        cr_assert_neq(decode_guarded(b.v, b.n, n - 1, y), 0, "a block decoded with one event too few");
+            cr_assert_neq(decode_guarded(b.v, cut, n, y), 0,
+                          "a block cut to %zu of %zu bytes decoded", cut, b.n);
+        cr_assert_neq(decode_guarded(b.v, b.n, n + 1, y), 0,
+                      "a block decoded with one event too many");
+        cr_assert_neq(decode_guarded(b.v, b.n, n - 1, y), 0,
+                      "a block decoded with one event too few");
     }
     tdx_vec_free(&b);
     free(x);
@@ -243,7 +258,8 @@ static void pack_round_trip(const uint8_t *bytes, const uint64_t *off, uint64_t 
     cr_assert_eq(tdx_strpack_decode(buf, out->n, n, &a, s, &oom), 0, "%llu strings do not unpack",
                  (unsigned long long)n);
     for (uint64_t i = 0; i < n; i++)
-        cr_assert(s[i].n == off[i + 1] - off[i] && (!s[i].n || !memcmp(s[i].p, bytes + off[i], s[i].n)),
+        cr_assert(s[i].n == off[i + 1] - off[i] &&
+                      (!s[i].n || !memcmp(s[i].p, bytes + off[i], s[i].n)),
                   "string %llu differs", (unsigned long long)i);
     free(s);
     free(buf);
@@ -252,8 +268,9 @@ static void pack_round_trip(const uint8_t *bytes, const uint64_t *off, uint64_t 
 
 /* Strings like a trace's: templated messages with numbers, names, paths, and some binary. */
 static uint64_t gen_strings(tdx_buf *bytes, uint64_t *off, uint64_t n) {
-    static const char *const tmpl[] = {"GET /api/v2/orders/", "rows=", " took=", "us",
-                                       "github.com/acme/orders/internal/", "/usr/local/go/src/", ".go"};
+    static const char *const tmpl[] = {
+        "GET /api/v2/orders/", "rows=", " took=", "us", "github.com/acme/orders/internal/",
+        "/usr/local/go/src/",  ".go"};
     bytes->n = 0;
     off[0] = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -292,7 +309,8 @@ Test(strpack, random_tables_round_trip) {
     /* One long repetitive string (overlapping matches) and a table past a chunk. */
     bytes.n = 0;
     off[0] = 0;
-    for (int i = 0; i < 3000000; i++) cr_assert_eq(tdx_vec_push(&bytes, (uint8_t)"abcab"[i % 5]), 0);
+    for (int i = 0; i < 3000000; i++)
+        cr_assert_eq(tdx_vec_push(&bytes, (uint8_t) "abcab"[i % 5]), 0);
     off[1] = 1;
     off[2] = bytes.n;
     pack_round_trip(bytes.v, off, 2, &out);
@@ -314,7 +332,8 @@ Test(strpack, damaged_tables_fail_cleanly) {
         memcpy(buf, out.v, cut);
         tdx_arena a;
         tdx_arena_init(&a);
-        cr_assert_neq(tdx_strpack_decode(buf, cut, n, &a, s, &oom), 0, "a table cut to %zu bytes unpacked", cut);
+        cr_assert_neq(tdx_strpack_decode(buf, cut, n, &a, s, &oom), 0,
+                      "a table cut to %zu bytes unpacked", cut);
         tdx_arena_free(&a);
         free(buf);
     }

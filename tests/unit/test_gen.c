@@ -28,7 +28,9 @@ static void b_bytes(bld *b, const void *p, size_t n) {
     if (n) memcpy(b->p + b->n, p, n);
     b->n += n;
 }
-static void b_byte(bld *b, uint8_t v) { b_bytes(b, &v, 1); }
+static void b_byte(bld *b, uint8_t v) {
+    b_bytes(b, &v, 1);
+}
 static void b_uv(bld *b, uint64_t v) {
     uint8_t t[TDX_VARINT_MAX];
     b_bytes(b, t, (size_t)tdx_put_uvarint(t, v));
@@ -202,8 +204,17 @@ static void gen__minimal_v22_and_time_base(void) {
 }
 
 static void gen__ns_per_tick_is_go_formula(void) {
-    static const uint64_t freqs[] = {1, 3, 7, 1000, 15625000, 999999937, 1000000000, 3000000000ULL,
-                                     2400000000ULL, 123456789012ULL, UINT64_MAX};
+    static const uint64_t freqs[] = {1,
+                                     3,
+                                     7,
+                                     1000,
+                                     15625000,
+                                     999999937,
+                                     1000000000,
+                                     3000000000ULL,
+                                     2400000000ULL,
+                                     123456789012ULL,
+                                     UINT64_MAX};
     for (size_t i = 0; i < sizeof freqs / sizeof freqs[0]; i++) {
         bld b = {0};
         b_header(&b, 23);
@@ -521,7 +532,8 @@ static void stacks__truncated_frames(void) {
             static const char *const cause[3] = {"EOF", "unexpected EOF",
                                                  "binary: varint overflows a 64-bit integer"};
             char want[128];
-            snprintf(want, sizeof want, "reading frame 2's %s for stack 7: %s", field[k], cause[how]);
+            snprintf(want, sizeof want, "reading frame 2's %s for stack 7: %s", field[k],
+                     cause[how]);
             expect_fail(&b, 22, want);
             b_free(&b);
         }
@@ -551,7 +563,9 @@ Test(stacks, duplicate_ids) {
     p_stack(&pl, 7, 1, (const uint64_t[][4]){{200, 0, 0, 1}});
     p_stack(&pl, 7, 2, (const uint64_t[][4]){{100, 0, 0, 1}, {255, 0, 0, 2}});
     b_batch(&b, 1, NONE, 0, &pl);
-    expect_fail(&b, 22, "multiple trace.stacks with the same ID: id=7, new=\t0x64\n\t0xff\n, existing=\t0xc8\n");
+    expect_fail(
+        &b, 22,
+        "multiple trace.stacks with the same ID: id=7, new=\t0x64\n\t0xff\n, existing=\t0xc8\n");
     b_free(&b);
 
     /* ID 0 is predefined as the empty stack. */
@@ -893,15 +907,15 @@ static void sync__v26_empty_generation_has_no_frequency(void) {
 static void threads__grouped_in_order_of_first_appearance(void) {
     bld b = {0};
     b_header(&b, 22);
-    b_batch_raw(&b, 1, 5, 0, EV_PL, sizeof EV_PL);     /* 0 */
-    b_batch_raw(&b, 1, NONE, 0, PL(4));                 /* 1 strings */
-    b_batch_raw(&b, 1, 3, 0, EV_PL, sizeof EV_PL);     /* 2 */
-    b_batch_raw(&b, 1, 5, 0, NULL, 0);                  /* 3 empty, still thread 5's */
-    b_batch_raw(&b, 1, NONE, 0, EV_PL, sizeof EV_PL);  /* 4 no thread */
-    b_sync(&b, 22, 1, 0, 15625000);                     /* 5 */
-    b_batch_raw(&b, 1, 3, 0, EV_PL, sizeof EV_PL);     /* 6 */
-    b_batch_raw(&b, 1, 5, 0, EV_PL, sizeof EV_PL);     /* 7 */
-    b_expbatch(&b, 1, 1, 5, 0, PL(0, 1));               /* 8 experimental: not a thread batch */
+    b_batch_raw(&b, 1, 5, 0, EV_PL, sizeof EV_PL);    /* 0 */
+    b_batch_raw(&b, 1, NONE, 0, PL(4));               /* 1 strings */
+    b_batch_raw(&b, 1, 3, 0, EV_PL, sizeof EV_PL);    /* 2 */
+    b_batch_raw(&b, 1, 5, 0, NULL, 0);                /* 3 empty, still thread 5's */
+    b_batch_raw(&b, 1, NONE, 0, EV_PL, sizeof EV_PL); /* 4 no thread */
+    b_sync(&b, 22, 1, 0, 15625000);                   /* 5 */
+    b_batch_raw(&b, 1, 3, 0, EV_PL, sizeof EV_PL);    /* 6 */
+    b_batch_raw(&b, 1, 5, 0, EV_PL, sizeof EV_PL);    /* 7 */
+    b_expbatch(&b, 1, 1, 5, 0, PL(0, 1));             /* 8 experimental: not a thread batch */
     loaded l;
     load(&l, &b, 22);
     cr_assert_eq(l.rc, 0, "%s", l.e.msg);
@@ -913,7 +927,7 @@ static void threads__grouped_in_order_of_first_appearance(void) {
     cr_expect_eq(l.g.threads.v[2].m, NONE);
     cr_expect_eq(l.g.threads.v[2].first, 4);
     cr_assert_eq(l.g.next_batch.n, 9);
-    static const uint32_t want[9] = {3, UINT32_MAX, 6, 7, UINT32_MAX,
+    static const uint32_t want[9] = {3,          UINT32_MAX, 6,          7,         UINT32_MAX,
                                      UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX};
     for (int i = 0; i < 9; i++)
         cr_expect_eq(l.g.next_batch.v[i], want[i], "next_batch[%d] = %u, want %u", i,

@@ -137,8 +137,8 @@ static void hmap__backward_shift_with_wraparound(void) {
     for (int victim = 0; victim < 5; victim++) {
         tdx_hmap m = {0};
         uint64_t a[3], z[2];
-        keys_with_home(15, a, 3, 1);        /* home 15: slots 15, 0, 1 */
-        keys_with_home(0, z, 2, 1000000);   /* home 0: pushed to slots 2, 3 */
+        keys_with_home(15, a, 3, 1);      /* home 15: slots 15, 0, 1 */
+        keys_with_home(0, z, 2, 1000000); /* home 0: pushed to slots 2, 3 */
         uint64_t all[5] = {a[0], a[1], a[2], z[0], z[1]};
         for (int i = 0; i < 5; i++) cr_assert_eq(tdx_hmap_put(&m, all[i], (uint32_t)i + 1), 0);
         cr_assert_eq(m.mask, 15, "the test relies on the initial capacity of 16");
@@ -153,7 +153,8 @@ static void hmap__backward_shift_with_wraparound(void) {
         cr_expect_eq(m.n, 4);
         cr_expect_eq(tdx_hmap_get(&m, all[d]), TDX_HMAP_EMPTY);
         for (int i = 0; i < 5; i++)
-            if (i != d) cr_expect_eq(tdx_hmap_get(&m, all[i]), (uint32_t)i + 1, "victim %d, key %d", d, i);
+            if (i != d)
+                cr_expect_eq(tdx_hmap_get(&m, all[i]), (uint32_t)i + 1, "victim %d, key %d", d, i);
         /* The run 15,0,1,2 is now contiguous and slot 3 is free. */
         cr_expect_neq(m.vals[15], TDX_HMAP_EMPTY);
         cr_expect_neq(m.vals[0], TDX_HMAP_EMPTY);
@@ -225,8 +226,8 @@ Test(hmap, random_against_reference) {
             }
             cr_assert_eq(m.n, live, "round %d step %d: n=%zu, want %zu", round, step, m.n, live);
             for (int j = 0; j < U; j++)
-                cr_assert_eq(tdx_hmap_get(&m, universe[j]), ref[j], "round %d step %d key %d", round,
-                             step, j);
+                cr_assert_eq(tdx_hmap_get(&m, universe[j]), ref[j], "round %d step %d key %d",
+                             round, step, j);
         }
         if (limit == 11) cr_expect_eq(m.mask, 15);
         tdx_hmap_free(&m);

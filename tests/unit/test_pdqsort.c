@@ -25,7 +25,9 @@ struct ref {
         n_partition;
 };
 
-static bool key_less(ref *r, long i, long j) { return r->k[i] < r->k[j]; }
+static bool key_less(ref *r, long i, long j) {
+    return r->k[i] < r->k[j];
+}
 
 static void r_swap(ref *r, long i, long j) {
     if (r->k) {
@@ -257,7 +259,9 @@ static void R_PDQ(ref *r, long a, long b, int limit) {
     }
 }
 
-static void ref_sort(ref *r, long n) { R_PDQ(r, 0, n, ref_bitlen((unsigned long)n)); }
+static void ref_sort(ref *r, long n) {
+    R_PDQ(r, 0, n, ref_bitlen((unsigned long)n));
+}
 
 /* Paths exercised by all reference runs of a test. */
 static ref totals;
@@ -302,8 +306,9 @@ static void compare_with_reference(const int64_t *keys, size_t n, const char *wh
     for (size_t i = 0; i < n; i++) {
         if (i) cr_assert(k1[i - 1] <= k1[i], "%s n=%zu: not sorted at %zu", what, n, i);
         cr_assert_eq(k1[i], keys[v1[i]], "%s n=%zu: vals do not follow keys at %zu", what, n, i);
-        cr_assert_eq(v1[i], v2[i], "%s n=%zu: permutation differs from Appendix C at %zu (%u vs %u)",
-                     what, n, i, v1[i], v2[i]);
+        cr_assert_eq(v1[i], v2[i],
+                     "%s n=%zu: permutation differs from Appendix C at %zu (%u vs %u)", what, n, i,
+                     v1[i], v2[i]);
     }
     free(k1);
     free(k2);
@@ -316,11 +321,15 @@ static void compare_with_reference(const int64_t *keys, size_t n, const char *wh
 static bool adv_less(ref *r, long i, long j) {
     long x = r->item[i], y = r->item[j];
     if (r->val[x] == r->gas && r->val[y] == r->gas) {
-        if (x == r->candidate) r->val[x] = r->nsolid++;
-        else r->val[y] = r->nsolid++;
+        if (x == r->candidate)
+            r->val[x] = r->nsolid++;
+        else
+            r->val[y] = r->nsolid++;
     }
-    if (r->val[x] == r->gas) r->candidate = x;
-    else if (r->val[y] == r->gas) r->candidate = y;
+    if (r->val[x] == r->gas)
+        r->candidate = x;
+    else if (r->val[y] == r->gas)
+        r->candidate = y;
     return r->val[x] < r->val[y];
 }
 
@@ -350,18 +359,42 @@ static void fill(int64_t *k, size_t n, int pattern, int64_t range) {
     for (size_t i = 0; i < n; i++) {
         int64_t x = (int64_t)(rnd() % (uint64_t)range);
         switch (pattern) {
-        case 0: k[i] = x; break;                                           /* random */
-        case 1: k[i] = (int64_t)i; break;                                  /* sorted */
-        case 2: k[i] = (int64_t)(n - i); break;                            /* reversed */
-        case 3: k[i] = 7; break;                                           /* all equal */
-        case 4: k[i] = (int64_t)(i < n / 2 ? i : n - i); break;            /* organ pipe */
-        case 5: k[i] = (int64_t)(i % 5); break;                            /* sawtooth */
-        case 6: k[i] = (int64_t)i / 4; break;                              /* sorted runs of ties */
-        case 7: k[i] = (int64_t)(n - i) / 3; break;                        /* reversed ties */
-        case 8: k[i] = rnd() % 10 ? (int64_t)i : x; break;                 /* nearly sorted */
-        case 9: k[i] = rnd() % 10 ? (int64_t)(n - i) : x; break;           /* nearly reversed */
-        case 10: k[i] = (int64_t)rnd(); break;                             /* full 64-bit range */
-        case 11: k[i] = i % 2 ? INT64_MIN : INT64_MAX; break;              /* extremes */
+        case 0:
+            k[i] = x;
+            break; /* random */
+        case 1:
+            k[i] = (int64_t)i;
+            break; /* sorted */
+        case 2:
+            k[i] = (int64_t)(n - i);
+            break; /* reversed */
+        case 3:
+            k[i] = 7;
+            break; /* all equal */
+        case 4:
+            k[i] = (int64_t)(i < n / 2 ? i : n - i);
+            break; /* organ pipe */
+        case 5:
+            k[i] = (int64_t)(i % 5);
+            break; /* sawtooth */
+        case 6:
+            k[i] = (int64_t)i / 4;
+            break; /* sorted runs of ties */
+        case 7:
+            k[i] = (int64_t)(n - i) / 3;
+            break; /* reversed ties */
+        case 8:
+            k[i] = rnd() % 10 ? (int64_t)i : x;
+            break; /* nearly sorted */
+        case 9:
+            k[i] = rnd() % 10 ? (int64_t)(n - i) : x;
+            break; /* nearly reversed */
+        case 10:
+            k[i] = (int64_t)rnd();
+            break; /* full 64-bit range */
+        case 11:
+            k[i] = i % 2 ? INT64_MIN : INT64_MAX;
+            break; /* extremes */
         }
     }
 }

@@ -19,7 +19,9 @@ static uint64_t rnd(uint64_t *st) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
-static uint64_t below(uint64_t *st, uint64_t n) { return n ? rnd(st) % n : 0; }
+static uint64_t below(uint64_t *st, uint64_t n) {
+    return n ? rnd(st) % n : 0;
+}
 
 typedef struct fixture {
     tdx_vgstore store;
@@ -56,14 +58,21 @@ static void link_parent(tdx_summary *s, uint32_t child, uint32_t parent) {
 static void build(fixture *f, uint64_t seed, size_t ng, size_t ne, size_t nt, bool big) {
     uint64_t st = seed;
     cr_assert_eq(tdx_vgstore_init(&f->store), 0);
-    const char *names[] = {"main.worker", "runtime.gcBgMarkWorker", "http.request", "db.query",
-                           "region/a", "region/b", "", "x"};
+    const char *names[] = {"main.worker",
+                           "runtime.gcBgMarkWorker",
+                           "http.request",
+                           "db.query",
+                           "region/a",
+                           "region/b",
+                           "",
+                           "x"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         tdx_vgstore_intern(&f->store, names[i], strlen(names[i]));
     uint32_t parent = 0;
     for (int i = 0; i < 40; i++) {
         uint32_t fn = tdx_vgstore_intern(&f->store, names[i % 6], strlen(names[i % 6]));
-        uint32_t n = tdx_vgstore_child(&f->store, i % 5 ? parent : 0, 0x400000 + (uint64_t)i * 16, fn, (uint64_t)i);
+        uint32_t n = tdx_vgstore_child(&f->store, i % 5 ? parent : 0, 0x400000 + (uint64_t)i * 16,
+                                       fn, (uint64_t)i);
         parent = n;
     }
     cr_assert(!f->store.oom);
@@ -83,7 +92,10 @@ static void build(fixture *f, uint64_t seed, size_t ng, size_t ne, size_t nt, bo
     for (size_t i = 0; i < ng; i++) {
         tdx_sumg g;
         memset(&g, 0, sizeof g);
-        g.id = i < ng - 3 ? (int64_t)i * 3 + 1 : i == ng - 3 ? INT64_MAX : i == ng - 2 ? -5 : INT64_MIN;
+        g.id = i < ng - 3    ? (int64_t)i * 3 + 1
+               : i == ng - 3 ? INT64_MAX
+               : i == ng - 2 ? -5
+                             : INT64_MIN;
         g.creation = below(&st, 8) ? s->t0 + (int64_t)below(&st, 50000000) : 0;
         if (below(&st, 4)) g.start = g.creation + (int64_t)below(&st, 1000) + 1;
         if (below(&st, 3)) g.end = s->t0 + (int64_t)below(&st, 90000000) + 1;
@@ -94,12 +106,16 @@ static void build(fixture *f, uint64_t seed, size_t ng, size_t ne, size_t nt, bo
     }
     /* edges between goroutine ids (and ids without a record) */
     for (size_t i = 0; i < ne; i++) {
-        int64_t a = s->gs.v[below(&st, ng)].id, b = below(&st, 5) ? s->gs.v[below(&st, ng / 4 + 1)].id : 999999;
+        int64_t a = s->gs.v[below(&st, ng)].id,
+                b = below(&st, 5) ? s->gs.v[below(&st, ng / 4 + 1)].id : 999999;
         if (below(&st, 20) == 0) a = -1;
         bool dup = false;
-        for (size_t k = 0; k < s->edge_a.n && !dup; k++) dup = s->edge_a.v[k] == a && s->edge_b.v[k] == b;
+        for (size_t k = 0; k < s->edge_a.n && !dup; k++)
+            dup = s->edge_a.v[k] == a && s->edge_b.v[k] == b;
         if (dup) continue;
-        cr_assert_eq(tdx_vec_push(&s->edge_a, a) | tdx_vec_push(&s->edge_b, b) | tdx_vec_push(&s->edge_ev, i), 0);
+        cr_assert_eq(tdx_vec_push(&s->edge_a, a) | tdx_vec_push(&s->edge_b, b) |
+                         tdx_vec_push(&s->edge_ev, i),
+                     0);
     }
     /* tasks: 0 (the background task), then a forest; a self-parent and a 2-cycle */
     add_task(s, 0);
@@ -117,8 +133,10 @@ static void build(fixture *f, uint64_t seed, size_t ng, size_t ne, size_t nt, bo
             t->first_log = mkev(&st, f, s->t0, 100);
         }
         uint64_t pick = below(&st, 10);
-        if (pick < 3 && ti > 1) link_parent(s, ti, (uint32_t)(1 + below(&st, ti - 1)));
-        else if (pick < 4 || (big && pick < 6)) link_parent(s, ti, 0);
+        if (pick < 3 && ti > 1)
+            link_parent(s, ti, (uint32_t)(1 + below(&st, ti - 1)));
+        else if (pick < 4 || (big && pick < 6))
+            link_parent(s, ti, 0);
     }
     uint32_t a = (uint32_t)s->tasks.n;
     add_task(s, 77777);
@@ -133,7 +151,9 @@ static void build(fixture *f, uint64_t seed, size_t ng, size_t ne, size_t nt, bo
         tdx_sumtask *t = &s->tasks.v[i];
         size_t ngs = big && i == 0 ? 300 : below(&st, 4);
         for (size_t k = 0; k < ngs; k++) {
-            int64_t g = k == 0 && t->start.present ? t->start.g : below(&st, 9) ? (int64_t)below(&st, 60) : -1;
+            int64_t g = k == 0 && t->start.present ? t->start.g
+                        : below(&st, 9)            ? (int64_t)below(&st, 60)
+                                                   : -1;
             bool dup = false;
             for (size_t j = 0; j < t->goroutines.n && !dup; j++) dup = t->goroutines.v[j] == g;
             if (!dup) cr_assert_eq(tdx_vec_push(&t->goroutines, g), 0);
@@ -146,8 +166,10 @@ static void build(fixture *f, uint64_t seed, size_t ng, size_t ne, size_t nt, bo
             r.name = (uint32_t)below(&st, f->nstr);
             r.start = mkev(&st, f, s->t0 + (int64_t)k * 1000, 95);
             r.end = r.start.present && below(&st, 4) ? r.start : mkev(&st, f, s->t0 + 400000, 85);
-            if (r.end.present && r.start.present) r.end.time = r.start.time + (int64_t)below(&st, 5000);
-            if (t->goroutines.n && below(&st, 3)) r.start.g = r.start.present ? t->goroutines.v[below(&st, t->goroutines.n)] : 0;
+            if (r.end.present && r.start.present)
+                r.end.time = r.start.time + (int64_t)below(&st, 5000);
+            if (t->goroutines.n && below(&st, 3))
+                r.start.g = r.start.present ? t->goroutines.v[below(&st, t->goroutines.n)] : 0;
             cr_assert_eq(tdx_vec_push(&s->regions, r), 0);
             cr_assert_eq(tdx_vec_push(&t->regions, (uint32_t)(s->regions.n - 1)), 0);
         }
@@ -155,7 +177,9 @@ static void build(fixture *f, uint64_t seed, size_t ng, size_t ne, size_t nt, bo
 }
 
 /* Rounds most times to multiples of 64 ns, as real trace clocks tick (some stay odd). */
-static int64_t q64(uint64_t *st, int64_t t) { return below(st, 20) ? t & ~(int64_t)63 : t; }
+static int64_t q64(uint64_t *st, int64_t t) {
+    return below(st, 20) ? t & ~(int64_t)63 : t;
+}
 static void qev(uint64_t *st, tdx_sumev *e) {
     if (e->present) e->time = q64(st, e->time);
 }
@@ -187,7 +211,8 @@ static void fixture_free(fixture *f) {
 /* ---- comparison through what the viewer reads ---- */
 
 static bool same_ev(const tdx_sumev *a, const tdx_sumev *b, bool stack) {
-    return a->present == b->present && a->time == b->time && a->g == b->g && (!stack || a->stack == b->stack);
+    return a->present == b->present && a->time == b->time && a->g == b->g &&
+           (!stack || a->stack == b->stack);
 }
 
 /* 0: loaded and equal; -1: an error of kind `kind`. Fails the test on a wrong answer. */
@@ -203,11 +228,12 @@ static int check_goroutine(const fixture *f, const uint8_t *p, size_t n, int64_t
         cr_assert_eq(part.t0, f->s.t0);
         cr_assert_eq(part.valid_end, f->s.valid_end);
         cr_assert_eq(part.valid_max_proc, f->s.valid_max_proc);
-        const tdx_sumg *want = tdx_summary_goroutine(&f->s, id), *got = tdx_summary_goroutine(&part, id);
+        const tdx_sumg *want = tdx_summary_goroutine(&f->s, id),
+                       *got = tdx_summary_goroutine(&part, id);
         cr_assert_eq(want == NULL, got == NULL, "goroutine %lld found in one only", (long long)id);
         if (want) {
-            cr_assert(want->creation == got->creation && want->start == got->start && want->end == got->end &&
-                          want->name == got->name && want->pc == got->pc,
+            cr_assert(want->creation == got->creation && want->start == got->start &&
+                          want->end == got->end && want->name == got->name && want->pc == got->pc,
                       "goroutine %lld differs", (long long)id);
             int64_t *r1, *r2;
             size_t n1, n2;
@@ -223,12 +249,13 @@ static int check_goroutine(const fixture *f, const uint8_t *p, size_t n, int64_t
     return rc;
 }
 
-static void same_task(const tdx_summary *a, uint32_t x, const tdx_summary *b, uint32_t y, bool extras) {
+static void same_task(const tdx_summary *a, uint32_t x, const tdx_summary *b, uint32_t y,
+                      bool extras) {
     const tdx_sumtask *t = &a->tasks.v[x], *u = &b->tasks.v[y];
     cr_assert_eq(t->id, u->id);
     cr_assert_eq(t->name, u->name, "task %llu name", (unsigned long long)t->id);
-    cr_assert(same_ev(&t->start, &u->start, true) && same_ev(&t->end, &u->end, true), "task %llu events",
-              (unsigned long long)t->id);
+    cr_assert(same_ev(&t->start, &u->start, true) && same_ev(&t->end, &u->end, true),
+              "task %llu events", (unsigned long long)t->id);
     cr_assert_eq(t->parent == TDX_SUM_NONE, u->parent == TDX_SUM_NONE);
     if (t->parent != TDX_SUM_NONE) cr_assert_eq(a->tasks.v[t->parent].id, b->tasks.v[u->parent].id);
     cr_assert_eq(t->children.n, u->children.n);
@@ -238,28 +265,33 @@ static void same_task(const tdx_summary *a, uint32_t x, const tdx_summary *b, ui
     cr_assert_eq(t->nlogs, u->nlogs);
     cr_assert(same_ev(&t->first_log, &u->first_log, false));
     cr_assert_eq(t->goroutines.n, u->goroutines.n);
-    for (size_t k = 0; k < t->goroutines.n; k++) cr_assert_eq(t->goroutines.v[k], u->goroutines.v[k]);
-    cr_assert_eq(t->regions.n, u->regions.n, "task %llu: %zu regions, want %zu", (unsigned long long)t->id,
-                 u->regions.n, t->regions.n);
+    for (size_t k = 0; k < t->goroutines.n; k++)
+        cr_assert_eq(t->goroutines.v[k], u->goroutines.v[k]);
+    cr_assert_eq(t->regions.n, u->regions.n, "task %llu: %zu regions, want %zu",
+                 (unsigned long long)t->id, u->regions.n, t->regions.n);
     for (size_t k = 0; k < t->regions.n; k++) {
-        const tdx_sumregion *r = &a->regions.v[t->regions.v[k]], *v = &b->regions.v[u->regions.v[k]];
+        const tdx_sumregion *r = &a->regions.v[t->regions.v[k]],
+                            *v = &b->regions.v[u->regions.v[k]];
         cr_assert(r->task == v->task && r->name == v->name && same_ev(&r->start, &v->start, true) &&
                       same_ev(&r->end, &v->end, true),
                   "task %llu region %zu differs", (unsigned long long)t->id, k);
     }
 }
 
-static int check_task(const fixture *f, const uint8_t *p, size_t n, uint64_t id, bool extras, int *kind) {
+static int check_task(const fixture *f, const uint8_t *p, size_t n, uint64_t id, bool extras,
+                      int *kind) {
     tdx_summary part;
     tdx_summary_init(&part, (tdx_vgstore *)&f->store);
-    tdx_viewquery q = {.has_focustask = !extras, .has_taskid = extras, .focustask = id, .taskid = id};
+    tdx_viewquery q = {
+        .has_focustask = !extras, .has_taskid = extras, .focustask = id, .taskid = id};
     tdx_err err;
     tdx_err_clear(&err);
     int rc = tdx_sumindex_load(p, n, 0, &q, &part, &err);
     *kind = err.kind;
     if (rc == 0) {
         uint32_t x = tdx_summary_task(&f->s, id), y = tdx_summary_task(&part, id);
-        cr_assert_eq(x == TDX_SUM_NONE, y == TDX_SUM_NONE, "task %llu found in one only", (unsigned long long)id);
+        cr_assert_eq(x == TDX_SUM_NONE, y == TDX_SUM_NONE, "task %llu found in one only",
+                     (unsigned long long)id);
         if (x != TDX_SUM_NONE) {
             uint32_t *l1, *l2;
             size_t n1, n2;
@@ -296,12 +328,14 @@ static void roundtrip(uint64_t seed, size_t ng, size_t ne, size_t nt, bool big) 
     tdx_err err;
     cr_assert_eq(tdx_sumindex_verify(p, n, 0, &err), 0, "verify: %s", err.msg);
     int kind;
-    for (size_t i = 0; i < f.s.gs.n; i++) cr_assert_eq(check_goroutine(&f, p, n, f.s.gs.v[i].id, &kind), 0);
+    for (size_t i = 0; i < f.s.gs.n; i++)
+        cr_assert_eq(check_goroutine(&f, p, n, f.s.gs.v[i].id, &kind), 0);
     int64_t missing[] = {0, 2, 999999, -1, INT64_MAX - 1};
     for (size_t i = 0; i < sizeof missing / sizeof *missing; i++)
         cr_assert_eq(check_goroutine(&f, p, n, missing[i], &kind), 0);
     for (size_t i = 0; i < f.s.tasks.n; i++)
-        for (int x = 0; x < 2; x++) cr_assert_eq(check_task(&f, p, n, f.s.tasks.v[i].id, x, &kind), 0);
+        for (int x = 0; x < 2; x++)
+            cr_assert_eq(check_task(&f, p, n, f.s.tasks.v[i].id, x, &kind), 0);
     uint64_t tmissing[] = {1, 99, 101, UINT64_MAX, 1ull << 40};
     for (size_t i = 0; i < sizeof tmissing / sizeof *tmissing; i++)
         for (int x = 0; x < 2; x++) cr_assert_eq(check_task(&f, p, n, tmissing[i], x, &kind), 0);
@@ -310,10 +344,13 @@ static void roundtrip(uint64_t seed, size_t ng, size_t ne, size_t nt, bool big) 
 }
 
 Test(sumindex, roundtrip_small) {
-    for (uint64_t seed = 1; seed <= 20; seed++) roundtrip(seed, 5 + seed, seed * 3, 4 + seed, false);
+    for (uint64_t seed = 1; seed <= 20; seed++)
+        roundtrip(seed, 5 + seed, seed * 3, 4 + seed, false);
 }
 
-Test(sumindex, roundtrip_many_blocks) { roundtrip(77, 1500, 3000, 900, true); }
+Test(sumindex, roundtrip_many_blocks) {
+    roundtrip(77, 1500, 3000, 900, true);
+}
 
 Test(sumindex, empty_summary) {
     fixture f;
@@ -370,7 +407,8 @@ Test(sumindex, truncated) {
         cr_assert_eq(tdx_sumindex_verify(c, len, 0, &err), -1);
         cr_assert_eq(err.kind, TDX_EINDEX);
         free(c);
-        cr_assert_eq(damaged_loads(&f, p, len), 14, "a load of %zu of %zu bytes did not fail", len, n);
+        cr_assert_eq(damaged_loads(&f, p, len), 14, "a load of %zu of %zu bytes did not fail", len,
+                     n);
     }
     free(p);
     fixture_free(&f);

@@ -35,7 +35,9 @@ static void conv_free(conv *c) {
     free(c->info.expect_pattern);
 }
 
-static void b_bytes(tdx_buf *b, const void *p, size_t n) { cr_assert_eq(tdx_buf_append(b, p, n), 0); }
+static void b_bytes(tdx_buf *b, const void *p, size_t n) {
+    cr_assert_eq(tdx_buf_append(b, p, n), 0);
+}
 static void b_header(tdx_buf *b, int version) {
     char h[16] = {0};
     snprintf(h, sizeof h, "go 1.%d trace", version);
@@ -46,7 +48,8 @@ static void b_header(tdx_buf *b, int version) {
 static void hex(char *dst, size_t cap, const uint8_t *p, size_t n) {
     size_t o = 0;
     dst[0] = 0;
-    for (size_t i = 0; i < n && o + 4 < cap; i++) o += (size_t)snprintf(dst + o, cap - o, "%02x ", p[i]);
+    for (size_t i = 0; i < n && o + 4 < cap; i++)
+        o += (size_t)snprintf(dst + o, cap - o, "%02x ", p[i]);
 }
 
 static void expect_bytes(const conv *c, const tdx_buf *want) {
@@ -76,7 +79,8 @@ static void expect_binary(const char *text, int version, const uint8_t *body, si
 static void expect_text_error(const char *text, const char *part) {
     conv c = t2b(text);
     cr_expect_eq(c.rc, -1, "text should fail with \"%s\"", part);
-    cr_expect(strstr(c.err.msg, part) != NULL, "message \"%s\" does not contain \"%s\"", c.err.msg, part);
+    cr_expect(strstr(c.err.msg, part) != NULL, "message \"%s\" does not contain \"%s\"", c.err.msg,
+              part);
     cr_expect_eq(c.err.kind, TDX_EFORMAT);
     conv_free(&c);
 }
@@ -110,10 +114,9 @@ static const char BASIC[] = "Trace Go1.22\n"
                             "Frequency freq=15625000\n"
                             "EventBatch gen=1 m=0 time=0 size=4\n"
                             "ProcStatus dt=1 p=0 pstatus=1\n";
-static const uint8_t BASIC_BODY[] = {1, 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 0, 5,
-                                     8, 0xa8, 0xd6, 0xb9, 7,
-                                     1, 1, 0, 0, 4,
-                                     13, 1, 0, 1};
+static const uint8_t BASIC_BODY[] = {1,    1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                     0xff, 1, 0,    5,    8,    0xa8, 0xd6, 0xb9, 7,    1,
+                                     1,    0, 0,    4,    13,   1,    0,    1};
 
 /* ---- text -> binary ---- */
 
@@ -132,7 +135,9 @@ static void text_to_binary__header_versions_and_spacing(void) {
     expect_binary("\n\n# a comment\n   \t\n  # another\n  \tTrace \t Go1.26 \t \n", 26, NULL, 0);
     expect_binary("Trace Go1.22\r\nFrequency freq=1\r\n", 22, PL(8, 1));
     /* Unicode white space (U+00A0, U+3000) separates tokens as Go's unicode.IsSpace says. */
-    expect_binary("Trace\xc2\xa0Go1.22\xe3\x80\x80\nFrequency\xc2\xa0" "freq=2\n", 22, PL(8, 2));
+    expect_binary("Trace\xc2\xa0Go1.22\xe3\x80\x80\nFrequency\xc2\xa0"
+                  "freq=2\n",
+                  22, PL(8, 2));
     /* Leading zeros in the version. */
     expect_binary("Trace Go1.022\n", 22, NULL, 0);
 }
@@ -145,8 +150,10 @@ static void text_to_binary__header_errors(void) {
     expect_text_error("Trace\n", "failed to parse header Go version");
     expect_text_error("Tracer Go1.22\n", "failed to parse header");
     expect_text_error("Frequency freq=1\n", "failed to parse header");
-    expect_text_error("Trace Go1.22 extra\n", "encountered unexpected non-space at the end of the header");
-    expect_text_error("Trace Go1.22 # note\n", "encountered unexpected non-space at the end of the header");
+    expect_text_error("Trace Go1.22 extra\n",
+                      "encountered unexpected non-space at the end of the header");
+    expect_text_error("Trace Go1.22 # note\n",
+                      "encountered unexpected non-space at the end of the header");
     conv c = t2b("");
     cr_expect_eq(c.rc, -1);
     conv_free(&c);
@@ -172,8 +179,7 @@ static void text_to_binary__blank_and_comment_lines_are_skipped_everywhere(void)
                   "# between an event and its data\n"
                   "\tdata=\"x\"\n"
                   "#last\n",
-                  22,
-                  PL(2, 3, 7, 2, 100, 1, 2, 3, 0xc8, 1, 4, 5, 6, 4, 5, 1, 1, 'x'));
+                  22, PL(2, 3, 7, 2, 100, 1, 2, 3, 0xc8, 1, 4, 5, 6, 4, 5, 1, 1, 'x'));
 }
 
 static void text_to_binary__hash_after_a_token_is_an_error(void) {
@@ -232,7 +238,8 @@ static void text_to_binary__values(void) {
 
 static void text_to_binary__unidentified_events(void) {
     expect_text_error("Trace Go1.22\nBogus x=1\n", "unidentified event: Bogus");
-    expect_text_error("Trace Go1.22\nprocstatus dt=1 p=0 pstatus=1\n", "unidentified event: procstatus");
+    expect_text_error("Trace Go1.22\nprocstatus dt=1 p=0 pstatus=1\n",
+                      "unidentified event: procstatus");
     /* Names beyond the version's table. */
     expect_text_error("Trace Go1.22\nGoSwitch dt=1 g=1 g_seq=1\n", "unidentified event: GoSwitch");
     expect_text_error("Trace Go1.22\nExperimentalBatch exp=1 gen=1 m=0 time=0\n\tdata=\"\"\n",
@@ -254,8 +261,8 @@ static void text_to_binary__stacks(void) {
                   "\tpc=4815908 func=34 file=31 line=43\n"
                   "Stack id=18 nframes=0\n",
                   22,
-                  PL(3, 17, 3, 0xd0, 0xf9, 0xa5, 2, 30, 31, 45, 0xdc, 0xe6, 0xa5, 2, 32, 33, 0x8d, 1,
-                     0xa4, 0xf8, 0xa5, 2, 34, 31, 43, 3, 18, 0));
+                  PL(3, 17, 3, 0xd0, 0xf9, 0xa5, 2, 30, 31, 45, 0xdc, 0xe6, 0xa5, 2, 32, 33, 0x8d,
+                     1, 0xa4, 0xf8, 0xa5, 2, 34, 31, 43, 3, 18, 0));
     expect_text_error("Trace Go1.22\nStack id=1 nframes=2\n\tpc=1 func=2 file=3 line=4\n",
                       "unexpected EOF while reading stack");
     expect_text_error("Trace Go1.22\nStack id=1 nframes=1\n\tpc=1 func=2 file=3\n", "no argument");
@@ -288,8 +295,10 @@ static void text_to_binary__string_data(void) {
 }
 
 static void text_to_binary__string_data_errors(void) {
-    expect_text_error("Trace Go1.22\nString id=1\n", "unexpected EOF while reading data for String");
-    expect_text_error("Trace Go1.22\nString id=1\n# comment\n\n", "unexpected EOF while reading data for String");
+    expect_text_error("Trace Go1.22\nString id=1\n",
+                      "unexpected EOF while reading data for String");
+    expect_text_error("Trace Go1.22\nString id=1\n# comment\n\n",
+                      "unexpected EOF while reading data for String");
     expect_text_error("Trace Go1.22\nString id=1\n\tdat=\"x\"\n", "malformed data");
     expect_text_error("Trace Go1.22\nString id=1\n\tdata \"x\"\n", "malformed data");
     expect_text_error("Trace Go1.22\nString id=1\n\tdata=x\n", "failed to parse data");
@@ -305,16 +314,18 @@ Test(text_to_binary, string_data_single_quoted_character) {
 }
 
 static void text_to_binary__experimental_batch(void) {
-    expect_binary("Trace Go1.23\nExperimentalBatch exp=1 gen=2 m=3 time=4\n\tdata=\"\\x00\\x01\\xff\"\n",
-                  23, PL(49, 1, 2, 3, 4, 3, 0, 1, 0xff));
+    expect_binary(
+        "Trace Go1.23\nExperimentalBatch exp=1 gen=2 m=3 time=4\n\tdata=\"\\x00\\x01\\xff\"\n", 23,
+        PL(49, 1, 2, 3, 4, 3, 0, 1, 0xff));
 }
 
 static void text_to_binary__event_batch_size_copied_verbatim(void) {
     /* go122-fail-first-gen-first: a batch header with no events after it. */
     expect_binary("Trace Go1.22\nEventBatch gen=2 m=0 time=0 size=50\n", 22, PL(1, 2, 0, 0, 50));
     /* A size that does not match the events is not corrected. */
-    expect_binary("Trace Go1.22\nEventBatch gen=1 m=0 time=0 size=1\nProcStatus dt=1 p=0 pstatus=1\n", 22,
-                  PL(1, 1, 0, 0, 1, 13, 1, 0, 1));
+    expect_binary(
+        "Trace Go1.22\nEventBatch gen=1 m=0 time=0 size=1\nProcStatus dt=1 p=0 pstatus=1\n", 22,
+        PL(1, 1, 0, 0, 1, 13, 1, 0, 1));
 }
 
 static void text_to_binary__error_messages_name_the_line(void) {
@@ -396,8 +407,10 @@ static void txtar__success_and_empty_expectations(void) {
 
 static void txtar__bad_expectations(void) {
     expect_text_error("-- expect --\nMAYBE\n-- trace --\nTrace Go1.22\n", "bad header line: MAYBE");
-    expect_text_error("-- expect --\nFAILURE\n-- trace --\nTrace Go1.22\n", "bad header line for FAILURE");
-    expect_text_error("-- expect --\nFAILURE unquoted\n-- trace --\nTrace Go1.22\n", "malformed pattern");
+    expect_text_error("-- expect --\nFAILURE\n-- trace --\nTrace Go1.22\n",
+                      "bad header line for FAILURE");
+    expect_text_error("-- expect --\nFAILURE unquoted\n-- trace --\nTrace Go1.22\n",
+                      "malformed pattern");
     expect_text_error("-- expect --\nSUCCESS\n", "no \"-- trace --\" section");
 }
 
@@ -588,9 +601,10 @@ static void expect_fuzz_error(const char *text) {
 
 static void fuzz__decode(void) {
     /* 1e45307d5b2ec36d, decoded: a padded size and stray bytes after the frequency. */
-    expect_fuzz("go test fuzz v1\n[]byte(\"go 1.22 trace\\x00\\x00\\x00\\x01000\\x85\\x00\\b0001\")\n",
-                PL('g', 'o', ' ', '1', '.', '2', '2', ' ', 't', 'r', 'a', 'c', 'e', 0, 0, 0, 1, 0x30,
-                   0x30, 0x30, 0x85, 0, 8, 0x30, 0x30, 0x30, 0x31));
+    expect_fuzz(
+        "go test fuzz v1\n[]byte(\"go 1.22 trace\\x00\\x00\\x00\\x01000\\x85\\x00\\b0001\")\n",
+        PL('g', 'o', ' ', '1', '.', '2', '2', ' ', 't', 'r', 'a', 'c', 'e', 0, 0, 0, 1, 0x30, 0x30,
+           0x30, 0x85, 0, 8, 0x30, 0x30, 0x30, 0x31));
     expect_fuzz("go test fuzz v1\r\n[]byte(`abc`)\r\n", PL('a', 'b', 'c'));
     expect_fuzz("go test fuzz v1\n\n  \n  []byte(\"\\xdf\xdf\x95\")  \n\n", PL(0xdf, 0xdf, 0x95));
     /* A lone invalid raw byte inside double quotes decodes to U+FFFD, as strconv.Unquote does. */

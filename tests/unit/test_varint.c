@@ -63,7 +63,8 @@ static void varint__every_length(void) {
             cr_expect_eq(tdx_uvarint_len(v), k, "uvarint_len(%llu)", (unsigned long long)v);
             uint8_t e[10];
             cr_expect_eq(tdx_put_uvarint(e, v), k);
-            cr_expect(memcmp(e, b, (size_t)k) == 0, "put_uvarint(%llu) bytes", (unsigned long long)v);
+            cr_expect(memcmp(e, b, (size_t)k) == 0, "put_uvarint(%llu) bytes",
+                      (unsigned long long)v);
         }
     }
 }
@@ -76,18 +77,23 @@ static void varint__max_ten_bytes(void) {
     expect_value(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00), 0, 10);
     /* The runtime's padded 10-byte batch size field. */
     expect_value(BYTES(0x85, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00), 5, 10);
-    expect_value(BYTES(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00),
-                 UINT64_MAX >> 1, 10);
+    expect_value(BYTES(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00), UINT64_MAX >> 1,
+                 10);
 }
 
 static void varint__overflow(void) {
     /* 10th byte > 1. */
-    expect_error(BYTES(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02), TDX_VARINT_OVERFLOW);
-    expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02), TDX_VARINT_OVERFLOW);
-    expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f), TDX_VARINT_OVERFLOW);
+    expect_error(BYTES(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02),
+                 TDX_VARINT_OVERFLOW);
+    expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02),
+                 TDX_VARINT_OVERFLOW);
+    expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x7f),
+                 TDX_VARINT_OVERFLOW);
     /* Ten continuation bytes, exactly at the end of input: no 11th byte is read. */
-    expect_error(BYTES(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), TDX_VARINT_OVERFLOW);
-    expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80), TDX_VARINT_OVERFLOW);
+    expect_error(BYTES(0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff),
+                 TDX_VARINT_OVERFLOW);
+    expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80),
+                 TDX_VARINT_OVERFLOW);
     /* Ten continuation bytes followed by a terminator: still an overflow. */
     expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00),
                  TDX_VARINT_OVERFLOW);
@@ -111,7 +117,8 @@ static void varint__truncation(void) {
     /* Cut short after at least one byte: unexpected EOF. */
     expect_error(BYTES(0x80), TDX_VARINT_UNEXPECTED);
     expect_error(BYTES(0xff, 0xff), TDX_VARINT_UNEXPECTED);
-    expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80), TDX_VARINT_UNEXPECTED);
+    expect_error(BYTES(0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80),
+                 TDX_VARINT_UNEXPECTED);
     for (size_t k = 1; k < 10; k++) {
         uint8_t b[9];
         memset(b, 0x81, sizeof b);
@@ -128,7 +135,8 @@ static void varint__stops_at_terminator(void) {
 static void varint__strerror_texts(void) {
     cr_expect_str_eq(tdx_varint_strerror(TDX_VARINT_EOF), "EOF");
     cr_expect_str_eq(tdx_varint_strerror(TDX_VARINT_UNEXPECTED), "unexpected EOF");
-    cr_expect_str_eq(tdx_varint_strerror(TDX_VARINT_OVERFLOW), "binary: varint overflows a 64-bit integer");
+    cr_expect_str_eq(tdx_varint_strerror(TDX_VARINT_OVERFLOW),
+                     "binary: varint overflows a 64-bit integer");
 }
 
 Test(varint, uvarint_len) {
