@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
     double tl = now_sec();
     for (int i = 0; i < 1000000 && ns; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        const tdx_str *s = &ix.tabs.strings.v[x % ns];
+        const tdx_str str = tdx_gen_str(&ix.tabs, (uint32_t)(x % ns)), *s = &str;
         sum += s->n + (s->n ? s->p[0] : 0);
     }
     tl = now_sec() - tl;

@@ -84,7 +84,7 @@ const char *tdx_procstate_name(int s) {
 
 static tdx_str gstr(const tdx_gen *g, uint32_t i) {
     if (!g || i >= g->strings.n) return (tdx_str){(const uint8_t *)"", 0};
-    return g->strings.v[i];
+    return tdx_gen_str(g, (uint32_t)i);
 }
 
 int tdx_range_name(const tdx_event *e, const tdx_gen *g, char *buf, size_t cap) {

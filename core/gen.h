@@ -82,7 +82,22 @@ typedef struct tdx_gen {
      * read is several times cheaper than hashing. n is 0 when not built (the hash maps answer). */
     tdx_u32vec string_direct;
     tdx_u32vec stack_direct;
+    /* Strings filled on demand (an index's global table, unpacked per chunk of TDX_STR_CHUNK):
+     * when str_fill is set, strings[i] is valid once str_ready[i >> TDX_STR_CHUNK_SHIFT] is;
+     * read them with tdx_gen_str. NULL for a generation's own tables. */
+    void (*str_fill)(void *ctx, uint32_t id);
+    void *str_ctx;
+    const uint8_t *str_ready;
 } tdx_gen;
+
+#define TDX_STR_CHUNK_SHIFT 10
+#define TDX_STR_CHUNK (1u << TDX_STR_CHUNK_SHIFT)
+
+/* String id (dense index) of g; id < g->strings.n. */
+static inline tdx_str tdx_gen_str(const tdx_gen *g, uint32_t id) {
+    if (g->str_fill && !g->str_ready[id >> TDX_STR_CHUNK_SHIFT]) g->str_fill(g->str_ctx, id);
+    return g->strings.v[id];
+}
 
 void tdx_gen_init(tdx_gen *g, const uint8_t *data, int version);
 void tdx_gen_free(tdx_gen *g);

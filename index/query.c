@@ -387,7 +387,7 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     }
     if (tdx_jsonw_finish(&w)) goto write_failed;
     st->written = w.written;
-    rc = 0;
+    rc = tdx_index_strings_ok(ix, err); /* a string that failed to unpack was printed as "" */
     goto out;
 gen_failed:
     if (w.err) goto write_failed;

@@ -69,11 +69,41 @@ const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, td
     return p;
 }
 
+/* tdx_gen_str's hook: unpacks the chunk holding string id. A chunk that fails (damage the
+ * section checksum did not catch) reads as empty strings and is reported by
+ * tdx_index_strings_ok, so that no reader of the tables needs an error path. */
+static void fill_strings(void *ctx, uint32_t id) {
+    tdx_index *ix = ctx;
+    uint64_t k = id >> TDX_STR_CHUNK_SHIFT;
+    int oom;
+    if (k >= ix->strpack_.nchunks) return;
+    if (tdx_strpack_chunk(&ix->strpack_, k, &ix->tabs.arena, ix->tabs.strings.v, &oom)) {
+        uint64_t first = k * TDX_STR_CHUNK, last = first + TDX_STR_CHUNK;
+        if (last > ix->tabs.strings.n) last = ix->tabs.strings.n;
+        for (uint64_t i = first; i < last; i++)
+            ix->tabs.strings.v[i] = (tdx_str){(const uint8_t *)"", 0};
+        ix->strings_bad = oom ? 2 : 1;
+    }
+    ix->str_ready_[k] = 1;
+}
+
+int tdx_index_strings_ok(const tdx_index *ix, tdx_err *err) {
+    if (!ix->strings_bad) return 0;
+    if (ix->strings_bad == 2) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+}
+
+int tdx_index_strings_all(tdx_index *ix, tdx_err *err) {
+    for (uint64_t k = 0; k < ix->strpack_.nchunks && !ix->strings_bad; k++)
+        if (!ix->str_ready_[k]) fill_strings(ix, (uint32_t)(k << TDX_STR_CHUNK_SHIFT));
+    return tdx_index_strings_ok(ix, err);
+}
+
 static int load_tables(tdx_index *ix, tdx_err *err) {
     uint64_t n, len;
     const uint8_t *p;
     tdx_gen *g = &ix->tabs;
-    /* STRINGS: count, then the strings packed (strpack.c), unpacked here once */
+    /* STRINGS: count, then the strings packed (strpack.c); chunks unpack on first use */
     if (!(p = tdx_index_section(ix, TDX_SEC_STRINGS, &len, err))) return -1;
     if (len < 8) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     n = tdx_rd64(p);
@@ -83,12 +113,19 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     if (tdx_vec_reserve(&g->strings, n))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     int oom;
-    if (tdx_strpack_decode(p + 8, len - 8, n, &g->arena, g->strings.v, &oom))
+    if (tdx_strpack_open(&ix->strpack_, p + 8, len - 8, n, g->strings.v, &oom))
         return oom ? tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory")
                    : corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
-    if (g->strings.v[0].n != 0)
-        return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     g->strings.n = n;
+    if (!ix->strpack_.stored) {
+        ix->str_ready_ = calloc((size_t)ix->strpack_.nchunks, 1);
+        if (!ix->str_ready_) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        g->str_ready = ix->str_ready_;
+        g->str_ctx = ix;
+        g->str_fill = fill_strings;
+    }
+    if (tdx_gen_str(g, 0).n != 0 || ix->strings_bad)
+        return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     /* FRAMES */
     if (!(p = tdx_index_section(ix, TDX_SEC_FRAMES, &len, err))) return -1;
     if (len < 8) return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
@@ -263,6 +300,9 @@ void tdx_index_close(tdx_index *ix) {
     if (ix->map_) munmap(ix->map_, ix->size);
     ix->map_ = NULL;
     tdx_gen_free(&ix->tabs);
+    tdx_strpack_close(&ix->strpack_);
+    free(ix->str_ready_);
+    ix->str_ready_ = NULL;
 }
 
 uint64_t tdx_index_block_first_event(const tdx_index *ix, size_t b) {
@@ -351,6 +391,7 @@ int tdx_index_verify(tdx_index *ix, tdx_err *err) {
         uint64_t len;
         if (ix->sec[k].present && !tdx_index_section(ix, k, &len, err)) return -1;
     }
+    if (tdx_index_strings_all(ix, err)) return -1;
     for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE; k++)
         if (ix->sec[k].present && verify_view(ix, k, err)) return -1;
     if (ix->sec[TDX_SEC_SUMMARY].present) { /* blocked: it checks its own blocks */

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/event.h"
 #include "core/gen.h"
+#include "index/strpack.h"
 #include "format.h"
 
 typedef struct tdx_isection {
@@ -36,7 +37,19 @@ typedef struct tdx_index {
     uint64_t trace_size, trace_hash, trace_sample;
     uint8_t trace_header[16];
     void *map_;
+    /* The string table unpacks a chunk at a time, on first use (tdx_gen_str on tabs). */
+    tdx_strpack strpack_;
+    uint8_t *str_ready_;
+    int strings_bad; /* a chunk failed to unpack: its strings read as "" (see tdx_index_strings_ok)
+                      */
 } tdx_index;
+
+/* 0 when every string used so far unpacked; else -1 with err set (a damaged STRINGS section
+ * whose checksum still matched). Callers check it after producing output from the tables. */
+int tdx_index_strings_ok(const tdx_index *ix, tdx_err *err);
+
+/* Unpacks every string not unpacked yet (verify, tools that walk the whole table). 0 or -1. */
+int tdx_index_strings_all(tdx_index *ix, tdx_err *err);
 
 /* Opens and checks the file's structure (header, section table, table sections). */
 int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err);

@@ -1,19 +1,21 @@
 /* strpack.c: LZ77 + rANS packing of the string table.
  *
  * Packed form: a mode byte. Mode 1 (packed): uvarint total bytes, uvarint number of chunks, then
- * per chunk: uvarint strings, uvarint coded length, the chunk's rANS-coded symbols (rans.c).
- * Mode 0 (stored, when packing would shrink the table more than MAXRATIO times, which only
- * degenerate tables do: the decoder refuses such claims to bound what damage can allocate):
- * uvarint length of every string, then their bytes. Per string: its length; then
- * sequences of a literal run (count, then the bytes) and, unless the string is complete, a match:
- * distance back in the concatenated strings decoded so far (any chunk) and length. Literals are
- * coded in the context of the previous byte's class (digit, letter, separator, ...), which is what
- * is left to model once matches have taken the repeated text.
+ * per chunk: uvarint strings (TDX_STR_CHUNK, fewer only in the last), uvarint bytes of those
+ * strings, uvarint coded length, the chunk's rANS-coded symbols (rans.c). Mode 0 (stored, when
+ * packing would shrink the table more than MAXRATIO times, which only degenerate tables do: the
+ * decoder refuses such claims to bound what damage can allocate): uvarint length of every string,
+ * then their bytes. Per string: its length; then sequences of a literal run (count, then the
+ * bytes) and, unless the string is complete, a match: distance back in the chunk's strings
+ * decoded so far, and length. Literals are coded in the context of the previous byte's class
+ * (digit, letter, separator, ...), which is what is left to model once matches have taken the
+ * repeated text.
  *
- * Chunks (about 1 MiB of strings each) bound the encoder's memory and let the tables follow the
- * content; the decoder runs through them in order. */
+ * Chunks are independent (matches stay inside one), so that opening an index costs a walk over
+ * the chunk headers and a query unpacks only the chunks whose strings it prints. */
 #include "strpack.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/varint.h"
@@ -23,8 +25,7 @@
 #define WINDOW (1u << 20) /* match distances at most */
 #define HBITS 17          /* hash of 4 bytes -> last position */
 #define DEPTH 2           /* candidates tried per position (a hash chain) */
-#define CHUNK_BYTES (1u << 20)
-#define MAXRATIO 4096 /* unpacked bytes per packed byte at most */
+#define MAXRATIO 4096     /* unpacked bytes per packed byte at most */
 
 enum { C_LEN = 0, C_RUN = 1, C_OFF = 3, C_MLEN = 4, C_LIT = 5, C_COUNT = C_LIT + 8 };
 enum { L_LEN = 0, L_LIT = 1, L_OFF = 2, L_MLEN = 3 };
@@ -106,19 +107,14 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
     int rc2 = head && chain ? 0 : -1;
     /* Positions are stored + 1 (0: none). */
     if (head) memset(head, 0, ((size_t)1 << HBITS) * sizeof *head);
-    uint64_t total = n ? off[n] - off[0] : 0, nchunks = 0;
-    for (uint64_t i = 0; i < n;) {
-        uint64_t j = i;
-        while (j < n && (j == i || off[j] - off[i] < CHUNK_BYTES)) j++;
-        nchunks++;
-        i = j;
-    }
+    uint64_t total = n ? off[n] - off[0] : 0, nchunks = (n + TDX_STR_CHUNK - 1) / TDX_STR_CHUNK;
     rc2 |= put_uv(out, total);
     rc2 |= put_uv(out, nchunks);
     const uint8_t *base = total ? bytes + off[0] : bytes;
     for (uint64_t i = 0; i < n && !rc2;) {
-        uint64_t j = i;
-        while (j < n && (j == i || off[j] - off[i] < CHUNK_BYTES)) j++;
+        uint64_t j = i + TDX_STR_CHUNK < n ? i + TDX_STR_CHUNK : n;
+        /* Matches stay inside the chunk (positions are + 1, as in head and chain). */
+        size_t cstart = (size_t)(off[i] - off[0]) + 1;
         if (tdx_rans_enc_reset(&rc, C_COUNT)) {
             rc2 = -1;
             break;
@@ -141,7 +137,8 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
                 size_t at = pos + x;
                 chain[at & (WINDOW - 1)] = (uint32_t)cand;
                 head[h] = (uint32_t)(at + 1);
-                for (int dpt = 0; dpt < DEPTH && cand && at + 1 - cand <= WINDOW - 1; dpt++) {
+                for (int dpt = 0; dpt < DEPTH && cand >= cstart && at + 1 - cand <= WINDOW - 1;
+                     dpt++) {
                     const uint8_t *c = base + cand - 1;
                     /* Only a candidate that beats the best so far at its last byte can win. */
                     if (x + ml < len && c[ml] == s[x + ml]) {
@@ -179,6 +176,7 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
             break;
         }
         rc2 |= put_uv(out, j - i);
+        rc2 |= put_uv(out, off[j] - off[i]);
         rc2 |= put_uv(out, chunk.n);
         rc2 |= tdx_buf_append(out, chunk.v, chunk.n);
         i = j;
@@ -214,62 +212,106 @@ static int stored(const uint8_t *p, const uint8_t *end, uint64_t n, tdx_str *str
     return 0;
 }
 
-int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, tdx_str *strs,
-                       int *oom) {
-    const uint8_t *end = p + len;
-    uint64_t total, nchunks;
+int tdx_strpack_open(tdx_strpack *sp, const uint8_t *p, size_t len, uint64_t n, tdx_str *strs,
+                     int *oom) {
+    const uint8_t *end = p + len, *start = p;
+    uint64_t total, nchunks, sum = 0;
+    memset(sp, 0, sizeof *sp);
     *oom = 0;
     if (len < 1) return -1;
-    if (*p++ == 0) return stored(p, end, n, strs);
+    if (*p++ == 0) {
+        sp->stored = 1;
+        sp->n = n;
+        return stored(p, end, n, strs);
+    }
     if (p[-1] != 1) return -1;
-    if (get_uv(&p, end, &total) || get_uv(&p, end, &nchunks) || nchunks > n ||
-        total / MAXRATIO > len)
+    if (get_uv(&p, end, &total) || get_uv(&p, end, &nchunks) ||
+        nchunks != (n + TDX_STR_CHUNK - 1) / TDX_STR_CHUNK || total / MAXRATIO > len)
         return -1;
-    uint8_t *buf = tdx_arena_alloc(a, total ? (size_t)total : 1);
+    sp->body = malloc((nchunks ? (size_t)nchunks : 1) * 3 * sizeof *sp->body);
+    if (!sp->body) return *oom = 1, -1;
+    for (uint64_t c = 0; c < nchunks; c++) {
+        uint64_t ns, nb, clen;
+        uint64_t want = c + 1 < nchunks ? TDX_STR_CHUNK : n - c * TDX_STR_CHUNK;
+        if (get_uv(&p, end, &ns) || get_uv(&p, end, &nb) || get_uv(&p, end, &clen) || ns != want ||
+            nb > total - sum || clen > (uint64_t)(end - p) || nb / MAXRATIO > clen + 16) {
+            tdx_strpack_close(sp);
+            return -1;
+        }
+        sp->body[3 * c] = (uint64_t)(p - start);
+        sp->body[3 * c + 1] = clen;
+        sp->body[3 * c + 2] = nb;
+        sum += nb;
+        p += clen;
+    }
+    if (sum != total || p != end) {
+        tdx_strpack_close(sp);
+        return -1;
+    }
+    sp->p = start;
+    sp->end = end;
+    sp->n = n;
+    sp->nchunks = nchunks;
+    return 0;
+}
+
+void tdx_strpack_close(tdx_strpack *sp) {
+    free(sp->body);
+    sp->body = NULL;
+}
+
+int tdx_strpack_chunk(const tdx_strpack *sp, uint64_t k, tdx_arena *a, tdx_str *strs, int *oom) {
+    *oom = 0;
+    if (sp->stored) return 0;
+    if (k >= sp->nchunks) return -1;
+    const uint8_t *p = sp->p + sp->body[3 * k];
+    size_t clen = (size_t)sp->body[3 * k + 1], total = (size_t)sp->body[3 * k + 2];
+    uint64_t first = k * TDX_STR_CHUNK, ns = k + 1 < sp->nchunks ? TDX_STR_CHUNK : sp->n - first;
+    uint8_t *buf = tdx_arena_alloc(a, total ? total : 1);
     if (!buf) return *oom = 1, -1;
     tdx_rans_dec d;
     tdx_rans_dec_init(&d);
     size_t fill = 0;
-    uint64_t done = 0;
     int rc = -1;
-    for (uint64_t c = 0; c < nchunks; c++) {
-        uint64_t ns, clen;
-        if (get_uv(&p, end, &ns) || get_uv(&p, end, &clen) || ns > n - done ||
-            clen > (uint64_t)(end - p))
-            goto out;
-        if (tdx_rans_dec_start(&d, C_COUNT, p, (size_t)clen)) goto out;
-        p += clen;
-        for (uint64_t k = 0; k < ns; k++) {
-            uint64_t sl = get_uint(&d, L_LEN, C_LEN);
-            if (sl > total - fill || sl > UINT32_MAX) goto out;
-            uint8_t *s = buf + fill;
-            size_t x = 0;
-            int after = 0;
-            for (;;) {
-                uint64_t run = get_uint(&d, L_LEN, C_RUN + after);
-                if (run > sl - x) goto out;
-                for (uint64_t r = 0; r < run; r++, x++)
-                    s[x] = (uint8_t)tdx_rans_get(&d, L_LIT, C_LIT + lit_ctx(s, x));
-                if (x == sl) break;
-                uint64_t dist = get_uint(&d, L_OFF, C_OFF) + 1,
-                         ml = get_uint(&d, L_MLEN, C_MLEN) + MINMATCH;
-                if (dist > fill + x || ml > sl - x) goto out;
-                /* Byte by byte: the copy may overlap what it produces. */
-                const uint8_t *from = s + x - dist;
-                for (uint64_t r = 0; r < ml; r++) s[x + r] = from[r];
-                x += (size_t)ml;
-                after = 1;
-            }
-            if (d.bad) goto out;
-            strs[done + k] = (tdx_str){s, (uint32_t)sl};
-            fill += (size_t)sl;
+    if (tdx_rans_dec_start(&d, C_COUNT, p, clen)) goto out;
+    for (uint64_t i = 0; i < ns; i++) {
+        uint64_t sl = get_uint(&d, L_LEN, C_LEN);
+        if (sl > total - fill || sl > UINT32_MAX) goto out;
+        uint8_t *s = buf + fill;
+        size_t x = 0;
+        int after = 0;
+        for (;;) {
+            uint64_t run = get_uint(&d, L_LEN, C_RUN + after);
+            if (run > sl - x) goto out;
+            for (uint64_t r = 0; r < run; r++, x++)
+                s[x] = (uint8_t)tdx_rans_get(&d, L_LIT, C_LIT + lit_ctx(s, x));
+            if (x == sl) break;
+            uint64_t dist = get_uint(&d, L_OFF, C_OFF) + 1,
+                     ml = get_uint(&d, L_MLEN, C_MLEN) + MINMATCH;
+            if (dist > fill + x || ml > sl - x) goto out;
+            /* Byte by byte: the copy may overlap what it produces. */
+            const uint8_t *from = s + x - dist;
+            for (uint64_t r = 0; r < ml; r++) s[x + r] = from[r];
+            x += (size_t)ml;
+            after = 1;
         }
-        if (!tdx_rans_dec_ok(&d)) goto out;
-        done += ns;
+        if (d.bad) goto out;
+        strs[first + i] = (tdx_str){s, (uint32_t)sl};
+        fill += (size_t)sl;
     }
-    if (done != n || fill != total || p != end) goto out;
+    if (!tdx_rans_dec_ok(&d) || fill != total) goto out;
     rc = 0;
 out:
     tdx_rans_dec_free(&d);
+    return rc;
+}
+
+int tdx_strpack_decode(const uint8_t *p, size_t len, uint64_t n, tdx_arena *a, tdx_str *strs,
+                       int *oom) {
+    tdx_strpack sp;
+    if (tdx_strpack_open(&sp, p, len, n, strs, oom)) return -1;
+    int rc = 0;
+    for (uint64_t k = 0; k < sp.nchunks && !rc; k++) rc = tdx_strpack_chunk(&sp, k, a, strs, oom);
+    tdx_strpack_close(&sp);
     return rc;
 }

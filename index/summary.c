@@ -174,7 +174,7 @@ static void g_finalize(tdx_summary *s, tdx_sumg *gr, const tdx_sumev *trigger) {
 
 static bool gen_str_is(const tdx_gen *g, uint32_t str, const char *lit) {
     if (!g || str >= g->strings.n) return lit[0] == 0;
-    tdx_str t = g->strings.v[str];
+    tdx_str t = tdx_gen_str(g, str);
     size_t n = strlen(lit);
     return t.n == n && memcmp(t.p, lit, n) == 0;
 }

@@ -734,8 +734,8 @@ static void log_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
     uint64_t lane = event_lane(vg, e, &ok);
     if (!ok) return;
     tdx_str cat = {(const uint8_t *)"", 0}, msg = cat;
-    if (gen && e->str[0] < gen->strings.n) cat = gen->strings.v[e->str[0]];
-    if (gen && e->str[1] < gen->strings.n) msg = gen->strings.v[e->str[1]];
+    if (gen && e->str[0] < gen->strings.n) cat = tdx_gen_str(gen, e->str[0]);
+    if (gen && e->str[1] < gen->strings.n) msg = tdx_gen_str(gen, e->str[1]);
     tdx_str name = msg;
     if (cat.n) {
         tdx_buf *b = &vg->tbuf;

@@ -249,7 +249,7 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
     if (nown > n || nnodes == 0 || nnodes > n / NODE_REC + 1 || nstk > n / 4 + 1) d.bad = 1;
     if (!d.bad && nid) {
         if (tdx_vec_reserve(&s->strs, nid)) goto oom;
-        memcpy(s->strs.v + 1, ident->strings.v + 1, (size_t)(nid - 1) * sizeof *s->strs.v);
+        /* identity strings are read through ident (unpacked on demand), never from strs */
         s->strs.n = nid;
         s->nident = (uint32_t)nid;
         s->ident = ident;
@@ -328,7 +328,7 @@ uint32_t tdx_vgstore_gen_string(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g
     if (g == s->ident) return str;
     uint64_t *slot = c ? cache_slot(&c->strings, str) : NULL;
     if (slot && (uint32_t)(*slot >> 32) == c->epoch) return (uint32_t)*slot;
-    tdx_str t = g->strings.v[str];
+    tdx_str t = tdx_gen_str(g, str);
     uint32_t id = tdx_vgstore_intern(s, t.p, t.n);
     if (slot && !s->oom) *slot = ((uint64_t)c->epoch << 32) | id;
     if (c && !slot) s->oom = 1;

@@ -63,7 +63,7 @@ int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g);
  * namespace from the identity strings). */
 uint32_t tdx_vgstore_intern(tdx_vgstore *s, const void *p, size_t n);
 static inline tdx_str tdx_vgstore_str(const tdx_vgstore *s, uint32_t id) {
-    return s->strs.v[id];
+    return id < s->nident ? tdx_gen_str(s->ident, id) : s->strs.v[id];
 }
 static inline size_t tdx_vgstore_nstrings(const tdx_vgstore *s) {
     return s->strs.n;

@@ -216,6 +216,7 @@ static int dump_index_events(const char *path, printer *pr) {
         if ((rc = tdx_index_read_block(&ix, b, buf, &n, &err))) break;
         for (size_t i = 0; i < n && !rc; i++) rc = print_event(pr, &buf[i], &ix.tabs);
     }
+    if (!rc) rc = tdx_index_strings_ok(&ix, &err);
     free(buf);
     int failed = print_flush(pr);
     if (rc && err.kind != TDX_OK)
