@@ -90,7 +90,7 @@ typedef struct tdx_gen {
     const uint8_t *str_ready;
 } tdx_gen;
 
-#define TDX_STR_CHUNK_SHIFT 10
+#define TDX_STR_CHUNK_SHIFT 8
 #define TDX_STR_CHUNK (1u << TDX_STR_CHUNK_SHIFT)
 
 /* String id (dense index) of g; id < g->strings.n. */

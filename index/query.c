@@ -357,8 +357,10 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     if (restore(&q, vg, ck(&q, c) + CK_STATE)) goto out;
     if (window)
         tdx_viewgen_counters_set(vg, 0, 0);
-    else
+    else {
         w.index = (int64_t)tdx_rd64(ck(&q, c) + CK_NOPT);
+        tdx_viewgen_set_quiet(vg, &w.index, w.start);
+    }
     r.from = tdx_rd64(ck(&q, c) + CK_EVENT);
     st->checkpoint = c;
     int rr = run_replay(&q, vg, &r, st);

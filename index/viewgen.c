@@ -87,6 +87,9 @@ struct tdx_viewgen {
     uint32_t s_syscall, s_mark_assist, s_gc_mark, s_sweep;
     tdx_buf nbuf, tbuf;
     int err;
+    /* The sink drops optional events while *quiet_index < quiet_below (tdx_viewgen_set_quiet). */
+    const int64_t *quiet_index;
+    int64_t quiet_below;
     /* state */
     bool started, finished;
     int64_t t0, tlast;
@@ -733,9 +736,15 @@ static void log_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
     bool ok;
     uint64_t lane = event_lane(vg, e, &ok);
     if (!ok) return;
+    int64_t ts = elapsed(vg, e->time);
+    uint32_t sf = stk(vg, ekey(vg, gen, e->stack)); /* first: it may give the stack its ids */
+    if (!within(vg, ts) || !pass(vg, lane)) return; /* what instant() would drop */
+    /* A log's text is the one string a replay would otherwise unpack for nothing (reader.c
+     * unpacks strings on first use): skip it for an instant the sink is about to drop. */
+    bool dropped = vg->quiet_index && *vg->quiet_index < vg->quiet_below;
     tdx_str cat = {(const uint8_t *)"", 0}, msg = cat;
-    if (gen && e->str[0] < gen->strings.n) cat = tdx_gen_str(gen, e->str[0]);
-    if (gen && e->str[1] < gen->strings.n) msg = tdx_gen_str(gen, e->str[1]);
+    if (!dropped && gen && e->str[0] < gen->strings.n) cat = tdx_gen_str(gen, e->str[0]);
+    if (!dropped && gen && e->str[1] < gen->strings.n) msg = tdx_gen_str(gen, e->str[1]);
     tdx_str name = msg;
     if (cat.n) {
         tdx_buf *b = &vg->tbuf;
@@ -746,8 +755,7 @@ static void log_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
         put_str(b, msg, vg);
         name = (tdx_str){b->v, (uint32_t)b->n};
     }
-    uint32_t sf = stk(vg, ekey(vg, gen, e->stack));
-    instant(vg, name, elapsed(vg, e->time), lane, sf, NULL, "user event");
+    instant(vg, name, ts, lane, sf, NULL, "user event");
 }
 
 static void metric(tdx_viewgen *vg, const tdx_event *e) {
@@ -1449,6 +1457,11 @@ int tdx_viewgen_resolve(const tdx_viewquery *q, const tdx_summary *s, int64_t t0
 
 int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
     return tdx_viewgen_save_pruned(vg, b, NULL, NULL);
+}
+
+void tdx_viewgen_set_quiet(tdx_viewgen *vg, const int64_t *next_index, int64_t first_kept) {
+    vg->quiet_index = next_index;
+    vg->quiet_below = first_kept;
 }
 
 void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t async_seq) {

@@ -112,6 +112,11 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *out, bool (*keep)(vo
 /* Overrides the flow-arrow and async-slice sequence numbers (a windowed query restored from a
  * checkpoint counts only what its own window emitted). */
 void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t async_seq);
+
+/* Tells the generator that its sink drops optional events while *next_index (the output index
+ * the next event gets) is below first_kept, so that it may leave out what only they would show
+ * (the text of user logs). next_index NULL: no such sink (the default). */
+void tdx_viewgen_set_quiet(tdx_viewgen *vg, const int64_t *next_index, int64_t first_kept);
 int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *err);
 
 /* ---- serving windows from the index ---- */
