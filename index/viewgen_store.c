@@ -194,8 +194,7 @@ int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g) {
     if (s->strs.n != 1 || s->nodes.n != 1 || g->strings.n == 0) return -1;
     if (tdx_vec_reserve(&s->strs, g->strings.n) || tdx_vec_reserve(&s->stack_node, g->stacks.n + 1))
         return s->oom = 1, -1;
-    for (size_t i = 1; i < g->strings.n; i++) s->strs.v[i] = g->strings.v[i];
-    s->strs.n = g->strings.n;
+    s->strs.n = g->strings.n; /* ids below nident are read through ident (tdx_vgstore_str) */
     s->nident = (uint32_t)g->strings.n;
     s->ident = g;
     s->stack_node.n = 0;

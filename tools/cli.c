@@ -1,6 +1,7 @@
 /* cli.c: shared helpers of the traceidx subcommands. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,26 @@ int cli_parse_jobs(const char *s, int *jobs) {
     long v = strtol(s, &end, 10);
     if (!*s || *end || v < 1 || v > 1024) return -1;
     *jobs = (int)v;
+    return 0;
+}
+
+int cli_parse_u64(const char *s, uint64_t *v) {
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-' || *s == '+') return -1;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (*end || errno) return -1;
+    *v = x;
+    return 0;
+}
+
+int cli_parse_i64(const char *s, int64_t *v) {
+    char *end;
+    errno = 0;
+    if (!*s) return -1;
+    long long x = strtoll(s, &end, 10);
+    if (*end || errno) return -1;
+    *v = x;
     return 0;
 }
 

@@ -24,6 +24,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 bool cli_is_help(const char *arg);
 /* Parses a -j value (>= 1); 0 on success. */
 int cli_parse_jobs(const char *s, int *jobs);
+/* Parses a whole decimal argument (no sign for u64); 0 on success, -1 if malformed or out of
+ * range. */
+int cli_parse_u64(const char *s, uint64_t *v);
+int cli_parse_i64(const char *s, int64_t *v);
 
 /* Opens PATH as an index; when PATH is a trace instead, opens PATH.tidx and checks that it was
  * built from this trace (stale indexes are refused): size, header and a sampled hash, or the hash

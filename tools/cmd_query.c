@@ -89,26 +89,6 @@ static int parse_duration(const char *s, int64_t *out) {
     return 0;
 }
 
-static int parse_u64(const char *s, uint64_t *v) {
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-' || *s == '+') return -1;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (*end || errno) return -1;
-    *v = x;
-    return 0;
-}
-
-static int parse_i64(const char *s, int64_t *v) {
-    char *end;
-    errno = 0;
-    if (!*s) return -1;
-    long long x = strtoll(s, &end, 10);
-    if (*end || errno) return -1;
-    *v = x;
-    return 0;
-}
-
 typedef struct sink {
     FILE *f;
     tdx_afile af;
@@ -138,7 +118,7 @@ int cmd_query(int argc, char **argv) {
             range = argv[++i];
         } else if (!strcmp(a, "--start") || !strcmp(a, "--end")) {
             int64_t v;
-            if (!more || parse_i64(argv[i + 1], &v))
+            if (!more || cli_parse_i64(argv[i + 1], &v))
                 return cli_usage_error("query", "%s needs a decimal event index", a);
             i++;
             if (a[2] == 's')
@@ -156,7 +136,7 @@ int cmd_query(int argc, char **argv) {
                 return cli_usage_error("query", "--view is procs or threads, not %s", v);
         } else if (!strcmp(a, "--goroutine") || !strcmp(a, "--task") || !strcmp(a, "--taskid")) {
             uint64_t v;
-            if (!more || parse_u64(argv[i + 1], &v))
+            if (!more || cli_parse_u64(argv[i + 1], &v))
                 return cli_usage_error("query", "%s needs an unsigned decimal id", a);
             i++;
             if (!strcmp(a, "--goroutine")) {
@@ -200,7 +180,7 @@ int cmd_query(int argc, char **argv) {
         uint64_t n;
         tdx_vrange *rs;
         size_t nr;
-        if (parse_u64(range + 1, &n)) {
+        if (cli_parse_u64(range + 1, &n)) {
             tdx_index_close(&ix);
             return cli_usage_error("query", "--range '#N' needs a range number, not %s", range);
         }

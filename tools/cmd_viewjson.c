@@ -106,26 +106,6 @@ static int write_stdout(void *ctx, const void *p, size_t n) {
     return fwrite(p, 1, n, stdout) == n ? 0 : -1;
 }
 
-static int parse_u64(const char *s, uint64_t *v) {
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-' || *s == '+') return -1;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (*end || errno) return -1;
-    *v = x;
-    return 0;
-}
-
-static int parse_i64(const char *s, int64_t *v) {
-    char *end;
-    errno = 0;
-    if (!*s) return -1;
-    long long x = strtoll(s, &end, 10);
-    if (*end || errno) return -1;
-    *v = x;
-    return 0;
-}
-
 int cmd_viewjson(int argc, char **argv) {
     const char *path = NULL;
     tdx_viewquery q;
@@ -149,7 +129,7 @@ int cmd_viewjson(int argc, char **argv) {
         } else if (!strcmp(a, "--goroutine") || !strcmp(a, "--focustask") ||
                    !strcmp(a, "--taskid")) {
             uint64_t v;
-            if (!more || parse_u64(argv[i + 1], &v))
+            if (!more || cli_parse_u64(argv[i + 1], &v))
                 return cli_usage_error("viewjson", "%s needs an unsigned decimal id", a);
             i++;
             if (!strcmp(a, "--goroutine"))
@@ -160,7 +140,7 @@ int cmd_viewjson(int argc, char **argv) {
                 q.has_taskid = true, q.taskid = v;
         } else if (!strcmp(a, "--start") || !strcmp(a, "--end")) {
             int64_t v;
-            if (!more || parse_i64(argv[i + 1], &v))
+            if (!more || cli_parse_i64(argv[i + 1], &v))
                 return cli_usage_error("viewjson", "%s needs a decimal event index", a);
             i++;
             if (a[2] == 's')
@@ -168,13 +148,13 @@ int cmd_viewjson(int argc, char **argv) {
             else
                 has_end = true, end = v;
         } else if (!strcmp(a, "--checkpoint-every")) {
-            if (!more || parse_u64(argv[++i], &every) || every == 0)
+            if (!more || cli_parse_u64(argv[++i], &every) || every == 0)
                 return cli_usage_error("viewjson", "--checkpoint-every needs a positive count");
         } else if (!strcmp(a, "--window")) {
             char *colon = more ? strchr(argv[i + 1], ':') : NULL;
             if (!colon) return cli_usage_error("viewjson", "--window needs A:B (elapsed ns)");
             *colon = 0;
-            if (parse_i64(argv[i + 1], &wa) || parse_i64(colon + 1, &wb))
+            if (cli_parse_i64(argv[i + 1], &wa) || cli_parse_i64(colon + 1, &wb))
                 return cli_usage_error("viewjson", "--window needs A:B (elapsed ns)");
             i++;
             has_window = true;
