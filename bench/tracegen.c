@@ -160,7 +160,9 @@ int main(int argc, char **argv) {
     size_t tl = strlen(out) + 32;
     char *tmp = tg_xmalloc(tl);
     snprintf(tmp, tl, "%s.tmp.%ld", out, (long)getpid());
-    s->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    s->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+    if (s->fd < 0 && errno == EINVAL) /* no direct I/O here (tmpfs) */
+        s->fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (s->fd < 0) tg_die("%s: %s", tmp, strerror(errno));
 
     double t0 = now_sec();

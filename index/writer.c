@@ -1,6 +1,7 @@
 /* writer.c: the index writer (file layout in format.h and docs/index-format.md). */
 #include "writer.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +26,29 @@ typedef struct res_rec {
 typedef struct resmap {
     tdx_hmap idx;
     TDX_VEC(res_rec) v;
+    uint64_t last_id; /* the last id seen and its record + 1 (0: none): events of one */
+    size_t last;      /* thread, proc or goroutine come in runs, so most lookups stop here */
 } resmap;
 
 typedef struct {
     tdx_buf tab; /* section table records */
     uint32_t count;
 } sectab;
+
+/* Full blocks queued for the encoder thread (tdx_iwriter_async): job j sits in slot
+ * j % ENC_SLOTS; the in-order thread fills the next block meanwhile. */
+#define ENC_SLOTS 2
+typedef struct encq {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    TDX_VEC(tdx_event) slot[ENC_SLOTS];
+    uint64_t first[ENC_SLOTS]; /* index of each queued block's first event */
+    uint64_t head, tail;       /* queued jobs: [head, tail) */
+    bool done;                 /* no more jobs: the thread exits once the queue is empty */
+    bool failed;               /* the thread failed: err says why */
+    tdx_err err;
+} encq;
 
 struct tdx_iwriter {
     tdx_afile f;
@@ -60,6 +78,7 @@ struct tdx_iwriter {
     resmap gs, ps, ms;
     TDX_VEC(uint32_t) stw; /* string ids of stop-the-world kinds, first-seen order */
     tdx_hmap stw_set;
+    encq *q; /* NULL: blocks are encoded on the calling thread */
     /* the section being streamed (tdx_iwriter_stream_*) */
     uint32_t stream_kind;
     uint64_t stream_off;
@@ -124,7 +143,10 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
     return w;
 }
 
+static void enc_stop(tdx_iwriter *w);
+
 static void free_all(tdx_iwriter *w) {
+    enc_stop(w);
     tdx_tables_free(&w->tab);
     tdx_gen_free(&w->tabgen);
     tdx_vec_free(&w->st.tab);
@@ -163,6 +185,12 @@ uint64_t tdx_iwriter_size(const tdx_iwriter *w) {
 
 static int see(resmap *m, int64_t id, int64_t t) {
     if (id < 0) return 0;
+    if (m->last && m->last_id == (uint64_t)id) {
+        res_rec *r = &m->v.v[m->last - 1];
+        r->events++;
+        r->last = t;
+        return 0;
+    }
     int ins;
     uint32_t *slot = tdx_hmap_upsert(&m->idx, (uint64_t)id, (uint32_t)m->v.n, &ins);
     if (!slot) return -1;
@@ -173,29 +201,134 @@ static int see(resmap *m, int64_t id, int64_t t) {
     res_rec *r = &m->v.v[*slot];
     r->events++;
     r->last = t;
+    m->last_id = (uint64_t)id;
+    m->last = (size_t)*slot + 1;
+    return 0;
+}
+
+/* Encodes and appends one block whose first event is event `first` (on the calling thread, or
+ * on the encoder thread: only one of them writes event blocks, and it reports into err). */
+static int write_block(tdx_iwriter *w, const tdx_event *ev, size_t n, uint64_t first,
+                       tdx_err *err) {
+    w->blockbuf.n = 0;
+    uint8_t d[D_SIZE];
+    if (tdx_evenc_block(&w->enc, ev, n, &w->blockbuf)) goto oom;
+    tdx_le64(d + D_OFFSET, w->f.written - w->events_off);
+    tdx_le32(d + D_LENGTH, (uint32_t)w->blockbuf.n);
+    tdx_le32(d + D_NEVENTS, (uint32_t)n);
+    tdx_le64(d + D_FIRST_EVENT, first);
+    tdx_le64(d + D_FIRST_TIME, (uint64_t)ev[0].time);
+    tdx_le64(d + D_LAST_TIME, (uint64_t)ev[n - 1].time);
+    tdx_le64(d + D_HASH, XXH3_64bits(w->blockbuf.v, w->blockbuf.n));
+    if (tdx_buf_append(&w->evdir, d, sizeof d)) goto oom;
+    if (tdx_afile_write(&w->f, w->blockbuf.v, w->blockbuf.n, err)) return -1;
+    w->events_end = w->f.written;
+    return 0;
+oom:
+    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
+
+static void *enc_main(void *arg) {
+    tdx_iwriter *w = arg;
+    encq *q = w->q;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (q->head == q->tail && !q->done) pthread_cond_wait(&q->cv, &q->mu);
+        if (q->head == q->tail) break;
+        int s = (int)(q->head % ENC_SLOTS);
+        pthread_mutex_unlock(&q->mu);
+        int rc = q->failed ? -1 : write_block(w, q->slot[s].v, q->slot[s].n, q->first[s], &q->err);
+        pthread_mutex_lock(&q->mu);
+        if (rc) q->failed = true;
+        q->head++;
+        pthread_cond_broadcast(&q->cv);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* Waits until the encoder thread has written every queued block; -1 if it failed. */
+static int enc_drain(tdx_iwriter *w) {
+    encq *q = w->q;
+    pthread_mutex_lock(&q->mu);
+    while (q->head != q->tail) pthread_cond_wait(&q->cv, &q->mu);
+    bool failed = q->failed;
+    if (failed && !w->failed) w->err = q->err;
+    pthread_mutex_unlock(&q->mu);
+    if (failed) w->failed = 1;
+    return failed ? -1 : 0;
+}
+
+static void enc_stop(tdx_iwriter *w) {
+    encq *q = w->q;
+    if (!q) return;
+    pthread_mutex_lock(&q->mu);
+    q->done = true;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->th, NULL);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv);
+    for (int i = 0; i < ENC_SLOTS; i++) tdx_vec_free(&q->slot[i]);
+    free(q);
+    w->q = NULL;
+}
+
+int tdx_iwriter_async(tdx_iwriter *w) {
+    encq *q = calloc(1, sizeof *q);
+    if (!q) return -1;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    w->q = q;
+    if (pthread_create(&q->th, NULL, enc_main, w)) {
+        pthread_mutex_destroy(&q->mu);
+        pthread_cond_destroy(&q->cv);
+        free(q);
+        w->q = NULL;
+        return -1;
+    }
     return 0;
 }
 
 static int flush_block(tdx_iwriter *w) {
     if (!w->block.n) return 0;
-    w->blockbuf.n = 0;
-    if (tdx_evenc_block(&w->enc, w->block.v, w->block.n, &w->blockbuf)) return FAIL_OOM(w);
-    uint8_t d[D_SIZE];
-    tdx_le64(d + D_OFFSET, w->f.written - w->events_off);
-    tdx_le32(d + D_LENGTH, (uint32_t)w->blockbuf.n);
-    tdx_le32(d + D_NEVENTS, (uint32_t)w->block.n);
-    tdx_le64(d + D_FIRST_EVENT, w->nevents - w->block.n);
-    tdx_le64(d + D_FIRST_TIME, (uint64_t)w->block.v[0].time);
-    tdx_le64(d + D_LAST_TIME, (uint64_t)w->block.v[w->block.n - 1].time);
-    tdx_le64(d + D_HASH, XXH3_64bits(w->blockbuf.v, w->blockbuf.n));
-    if (tdx_buf_append(&w->evdir, d, sizeof d)) return FAIL_OOM(w);
-    if (tdx_afile_write(&w->f, w->blockbuf.v, w->blockbuf.n, &w->err)) {
-        w->failed = 1;
-        return -1;
+    uint64_t first = w->nevents - w->block.n;
+    encq *q = w->q;
+    if (!q) {
+        tdx_err err;
+        if (write_block(w, w->block.v, w->block.n, first, &err)) {
+            if (!w->failed) w->err = err;
+            w->failed = 1;
+            return -1;
+        }
+    } else {
+        /* Hand the block over and take the slot's old storage to fill next. */
+        pthread_mutex_lock(&q->mu);
+        while (q->tail - q->head == ENC_SLOTS && !q->failed) pthread_cond_wait(&q->cv, &q->mu);
+        bool failed = q->failed;
+        if (!failed) {
+            int s = (int)(q->tail % ENC_SLOTS);
+            tdx_event *v = q->slot[s].v;
+            size_t cap = q->slot[s].cap;
+            q->slot[s].v = w->block.v;
+            q->slot[s].n = w->block.n;
+            q->slot[s].cap = w->block.cap;
+            q->first[s] = first;
+            w->block.v = v;
+            w->block.cap = cap;
+            q->tail++;
+            pthread_cond_broadcast(&q->cv);
+        } else if (!w->failed) {
+            w->err = q->err;
+        }
+        pthread_mutex_unlock(&q->mu);
+        if (failed) {
+            w->failed = 1;
+            return -1;
+        }
     }
     w->block.n = 0;
     w->nblocks++;
-    w->events_end = w->f.written;
     return 0;
 }
 
@@ -256,11 +389,13 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
 /* ---- the second phase: reading the blocks back ---- */
 
 int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
-    if (w->failed || flush_block(w)) {
-        *err = w->err;
-        return -1;
+    int rc = w->failed || flush_block(w) ? -1 : 0;
+    if (w->q) {
+        if (enc_drain(w)) rc = -1;
+        enc_stop(w);
     }
-    return 0;
+    if (rc) *err = w->err;
+    return rc;
 }
 
 int64_t tdx_iwriter_max_proc(const tdx_iwriter *w) {
@@ -527,6 +662,10 @@ int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
     sectab st = w->st;
     memset(&w->st, 0, sizeof w->st);
     int rc = w->failed ? -1 : flush_block(w);
+    if (w->q) {
+        if (enc_drain(w)) rc = -1;
+        enc_stop(w);
+    }
     if (!rc) rc = write_sections(w, &st);
     uint64_t tab_off = w->f.written;
     if (!rc && tdx_afile_write(&w->f, st.tab.v, st.tab.n, &w->err)) rc = -1;

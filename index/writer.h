@@ -16,6 +16,10 @@ typedef struct tdx_iwriter tdx_iwriter;
 tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *trace,
                              size_t trace_size, tdx_err *err);
 
+/* Encodes and writes event blocks on a thread of its own from now on, so that the thread that
+ * delivers events only fills blocks. 0, or -1 (no thread: blocks stay on the caller's thread). */
+int tdx_iwriter_async(tdx_iwriter *w);
+
 /* The tdx_emit_fn and tdx_gen_done_fn to pass to tdx_read_trace. */
 int tdx_iwriter_event(void *w, const tdx_event *e, const tdx_gen *g);
 int tdx_iwriter_gen_done(void *w, const tdx_gen *g, uint64_t index, uint64_t nevents);

@@ -51,6 +51,8 @@ void cli_progress_init(cli_progress *p, const char *what, bool quiet);
 void cli_progress_update(void *ctx, uint64_t done, uint64_t total, uint64_t events);
 void cli_progress_end(cli_progress *p);
 double cli_now(void);
+/* The process's peak resident set so far, in MiB (0 if unknown). */
+double cli_peak_rss_mib(void);
 
 /* Formats a nanosecond duration as Go's time.Duration.String() does. */
 void cli_duration(char *buf, size_t cap, int64_t ns);

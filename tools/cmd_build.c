@@ -111,6 +111,9 @@ int cmd_build(int argc, char **argv) {
         cli_report(out, &err);
         goto done;
     }
+    /* With more than one thread, event blocks are encoded beside the in-order delivery. */
+    if (jobs > 1 && tdx_iwriter_async(w) && verbose)
+        fprintf(stderr, "traceidx: no encoder thread; encoding on the reading thread\n");
     if (verbose)
         fprintf(stderr, "traceidx: reading %s (go 1.%d trace, %zu bytes) with %d thread%s\n", path,
                 src.version, src.size, jobs, jobs == 1 ? "" : "s");
@@ -155,6 +158,11 @@ int cmd_build(int argc, char **argv) {
     }
     cli_progress_end(&prog);
     tdx_iwriter_set_trace_hash(w, st.input_hash);
+    double t1 = cli_now();
+    if (verbose)
+        fprintf(stderr,
+                "traceidx: events ordered and encoded in %.2f s (peak RSS so far %.0f MiB)\n",
+                t1 - t0, cli_peak_rss_mib());
     /* Phase 2: the viewer generators over the written events (checkpoints, ranges, summary). */
     cli_progress_init(&prog, "build (views)", quiet);
     views_progress vp = {&prog, src.size};
@@ -176,6 +184,9 @@ int cmd_build(int argc, char **argv) {
                 vs.checkpoints, (double)vs.state_bytes / 1e6, vs.items[0], vs.items[1], vs.items[2],
                 vs.ranges, vs.ranges == 1 ? "" : "s",
                 vs.reruns ? " (redone: a goroutine id was reused)" : "");
+    if (verbose)
+        fprintf(stderr, "traceidx: views built in %.2f s (peak RSS %.0f MiB)\n", cli_now() - t1,
+                cli_peak_rss_mib());
     if (tdx_iwriter_finish(w, &err)) {
         cli_report(out, &err);
         goto done;

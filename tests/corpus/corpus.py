@@ -260,6 +260,41 @@ def check_corrupt(tdx, name, tmp):
         fail("a temporary file was left behind")
 
 
+def check_nospace(tdx, name, tmp):
+    """Writes that fail midway (a file-size limit standing in for a full disk, at several points
+    of the build, with and without the encoder thread): a clear error, exit 1, nothing left."""
+    import resource
+    import signal
+    trace = trace_path(name)
+    full = os.path.join(tmp, "full.tidx")
+    p = run([tdx, "build", "--quiet", trace, "-o", full])
+    if p.returncode != 0:
+        fail("build failed: " + p.stderr.decode())
+    size = os.path.getsize(full)
+    os.unlink(full)
+    out = os.path.join(tmp, "limited.tidx")
+    for frac in (0.02, 0.3, 0.7, 0.98):
+        limit = int(size * frac)
+
+        def limited():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a signal
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+        for j in ("1", "2"):
+            what = "build -j %s with writes failing past %d of %d bytes" % (j, limit, size)
+            try:
+                p = subprocess.run([tdx, "build", "--quiet", "-j", j, trace, "-o", out],
+                                   capture_output=True, timeout=300, preexec_fn=limited)
+            except subprocess.TimeoutExpired:
+                fail(what + ": timed out")
+            err = p.stderr.decode()
+            if p.returncode != 1 or not err.startswith("traceidx: ") or "too large" not in err.lower():
+                fail("%s: exit %d, %r" % (what, p.returncode, err))
+            left = [f for f in os.listdir(tmp)]
+            if left:
+                fail("%s: left %s behind" % (what, left))
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
@@ -281,6 +316,8 @@ def main():
             check_index(tdx, arg, tmp)
         elif check == "corrupt":
             check_corrupt(tdx, arg, tmp)
+        elif check == "nospace":
+            check_nospace(tdx, arg, tmp)
         elif check == "edge":
             check_edge(tdx, arg)
         else:
