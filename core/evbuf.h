@@ -26,6 +26,7 @@
 
 #include "event.h"
 #include "mem.h"
+#include "varint.h"
 
 typedef struct tdx_evbuf {
     tdx_buf bytes;
@@ -76,14 +77,6 @@ static inline unsigned tdx_evb_code(uint64_t v) {
 /* Bytes per width code. */
 static const uint8_t tdx_evb_len[8] = {0, 1, 2, 3, 4, 5, 6, 8};
 
-/* The sign mask is built unsigned: `v >> 63` of a negative value is implementation-defined. */
-static inline uint64_t tdx_evb_zz(int64_t v) {
-    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
-}
-static inline int64_t tdx_evb_unzz(uint64_t v) {
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
 /* Stores field k (value v) at p and records its width code in codes (unrolled by hand: a loop over
  * an array of the fields went through memory and cost twice as much). */
 #define TDX_EVB_PUT(codes, k, v)                                                                   \
@@ -117,7 +110,7 @@ static inline int tdx_evbuf_append(tdx_evbuf *b, const tdx_event *e) {
                    : e->res == e->p                ? 2
                    : e->res == e->g                ? 3
                                                    : 0;
-    uint64_t res = src == 0 ? tdx_evb_zz(e->res) : 0;
+    uint64_t res = src == 0 ? tdx_zigzag(e->res) : 0;
     unsigned tsame = e->tstack != 0 && e->tstack == e->stack;
     uint32_t tstack = tsame ? 0 : e->tstack;
     if ((e->args[3] | e->str[1] | tstack | res | e->sync_nsec) != 0) {
@@ -209,7 +202,7 @@ static inline int tdx_evbuf_next(tdx_evbuf_iter *it, tdx_event *e) {
     if (flags & TDX_EVB_TSTACK_STACK) e->tstack = e->stack;
     switch ((flags >> TDX_EVB_RES_SRC_SHIFT) & 3) {
     case 0:
-        e->res = tdx_evb_unzz(res);
+        e->res = tdx_unzigzag(res);
         break;
     case 1:
         e->res = (int64_t)e->args[0];

@@ -108,6 +108,15 @@ static inline int tdx_put_uvarint(uint8_t *p, uint64_t v) {
     return n;
 }
 
+/* Zigzag: small magnitudes of either sign become small unsigned values. The sign mask is built
+ * unsigned (`v >> 63` of a negative value is implementation-defined). */
+static inline uint64_t tdx_zigzag(int64_t v) {
+    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
+}
+static inline int64_t tdx_unzigzag(uint64_t v) {
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
 static inline int tdx_uvarint_len(uint64_t v) {
     int n = 1;
     while (v >= 0x80) {

@@ -218,34 +218,6 @@ static inline int bitlen64(uint64_t v) {
     return v ? 64 - __builtin_clzll(v) : 0;
 }
 
-/* The sign mask is built unsigned: `v >> 63` of a negative value is implementation-defined. */
-static inline uint64_t zz(int64_t v) {
-    return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
-}
-static inline int64_t unzz(uint64_t v) {
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
-/* Integers: values below 16 are their own class; larger ones are classed by their top three
- * bits (the leading one and two more), and the bits below those go to the raw stream. */
-static inline void put_uint(tdx_rans_enc *rc, int lane, uint32_t ctx, uint64_t v) {
-    if (v < 16) {
-        tdx_rans_put(rc, lane, ctx, (unsigned)v);
-        return;
-    }
-    int n = 63 - __builtin_clzll(v);
-    tdx_rans_put(rc, lane, ctx, (unsigned)(16 + (n - 4) * 4 + ((v >> (n - 2)) & 3)));
-    tdx_rans_putbits(rc, v, n - 2);
-    if (rc->xbits) rc->xbits[ctx] += (uint64_t)(n - 2);
-}
-
-static inline uint64_t get_uint(tdx_rans_dec *d, int lane, uint32_t ctx) {
-    unsigned c = tdx_rans_get(d, lane, ctx);
-    if (c < 16) return c;
-    int n = (int)(c - 16) / 4 + 4;
-    return (uint64_t)(4 | (c & 3)) << (n - 2) | tdx_rans_getbits(d, n - 2);
-}
-
 /* The model state both sides keep while walking a block. */
 typedef struct {
     gmtf gor;
@@ -462,10 +434,11 @@ static void rec_free(void *r) {
 
 static void put_gor(tdx_rans_enc *rc, model *M, encrec *R, uint32_t ctx, int lit, int64_t g) {
     int pos = rt_use(&R->gor, sm_slot(&R->gmap, (uint64_t)g), GOR_N);
-    put_uint(rc, L_IDS, ctx, (uint32_t)(pos + 1));
+    tdx_rans_put_uint(rc, L_IDS, ctx, (uint32_t)(pos + 1));
     if (pos < 0) {
         int64_t *ref = lit ? &M->gmax : &M->glast;
-        put_uint(rc, L_IDS, C_GLIT + lit, zz((int64_t)((uint64_t)g - (uint64_t)*ref)));
+        tdx_rans_put_uint(rc, L_IDS, C_GLIT + lit,
+                          tdx_zigzag((int64_t)((uint64_t)g - (uint64_t)*ref)));
         M->glast = lit ? M->glast : g;
     }
     if (g > M->gmax) M->gmax = g;
@@ -473,8 +446,8 @@ static void put_gor(tdx_rans_enc *rc, model *M, encrec *R, uint32_t ctx, int lit
 
 static void put_stack(tdx_rans_enc *rc, encrec *R, int c, uint32_t s) {
     int pos = rt_use(&R->stk[c], sm_slot(&R->smap, (uint64_t)c << 32 | s), STK_N);
-    put_uint(rc, L_STK, C_STK + c, (uint32_t)(pos + 1));
-    if (pos < 0) put_uint(rc, L_STK, C_SLIT + c, s);
+    tdx_rans_put_uint(rc, L_STK, C_STK + c, (uint32_t)(pos + 1));
+    if (pos < 0) tdx_rans_put_uint(rc, L_STK, C_SLIT + c, s);
 }
 
 /* Sizes the trees for a block: stack contexts get one stamp per event of their type. */
@@ -508,7 +481,7 @@ static void put_str(tdx_rans_enc *rc, model *M, int c, uint32_t s) {
         tdx_rans_put(rc, L_VAL, C_STR + c, STR_NEW);
     } else {
         tdx_rans_put(rc, L_VAL, C_STR + c, STR_LIT);
-        put_uint(rc, L_VAL, C_STRLIT, zz((int64_t)s - (int64_t)M->maxstr));
+        tdx_rans_put_uint(rc, L_VAL, C_STRLIT, tdx_zigzag((int64_t)s - (int64_t)M->maxstr));
     }
     if (s > M->maxstr) M->maxstr = s;
     front32(M->str[c].v, &M->str[c].n, STR_N, pos, s);
@@ -525,7 +498,7 @@ static void put_task(tdx_rans_enc *rc, model *M, int c, uint64_t v, uint64_t cur
         tdx_rans_put(rc, L_VAL, C_TASK + c, TK_NONE);
     } else {
         tdx_rans_put(rc, L_VAL, C_TASK + c, TK_LIT);
-        put_uint(rc, L_VAL, C_TASKLIT, zz((int64_t)(v - M->lasttask)));
+        tdx_rans_put_uint(rc, L_VAL, C_TASKLIT, tdx_zigzag((int64_t)(v - M->lasttask)));
     }
 }
 
@@ -536,7 +509,7 @@ static int get_task(tdx_rans_dec *d, model *M, int c, uint64_t cur, int none_ok,
     else if (k == TK_NONE && none_ok)
         *v = TDX_NO_TASK;
     else if (k == TK_LIT)
-        *v = M->lasttask + (uint64_t)unzz(get_uint(d, L_VAL, C_TASKLIT));
+        *v = M->lasttask + (uint64_t)tdx_unzigzag(tdx_rans_get_uint(d, L_VAL, C_TASKLIT));
     else
         return -1;
     if (k == TK_LIT && (*v == cur || (none_ok && *v == TDX_NO_TASK))) return -1;
@@ -558,7 +531,8 @@ static int put_vals(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, cons
     case TDX_EV_HEAP_ALLOC: {
         int run = heap_thr && t->prev == TDX_EV_HEAP_ALLOC && t->has_heap;
         uint64_t pred = run ? t->heap : heap_thr ? M->hmax : M->gheap;
-        put_uint(rc, L_VAL, C_VAL + e->type * 4 + run, zz((int64_t)(e->args[0] - pred)));
+        tdx_rans_put_uint(rc, L_VAL, C_VAL + e->type * 4 + run,
+                          tdx_zigzag((int64_t)(e->args[0] - pred)));
         heap_seen(M, t, e->args[0]);
         return 0;
     }
@@ -571,7 +545,8 @@ static int put_vals(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, cons
         if (!gt) return -1;
         uint64_t id = e->args[0];
         if (e->type == TDX_EV_USER_TASK_BEGIN) {
-            put_uint(rc, L_VAL, C_VAL + e->type * 4, zz((int64_t)(id - M->lasttask)));
+            tdx_rans_put_uint(rc, L_VAL, C_VAL + e->type * 4,
+                              tdx_zigzag((int64_t)(id - M->lasttask)));
             put_task(rc, M, 0, e->args[1], gt->task, 1);
             M->lasttask = id;
         } else if (e->type == TDX_EV_USER_TASK_END) {
@@ -589,7 +564,7 @@ static int put_vals(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, cons
         uint64_t v = e->args[(int)f->vals[k]];
         /* Metrics move slowly: code the change from the last value of the same metric. */
         uint64_t *last = &M->val[e->type][k];
-        put_uint(rc, L_VAL, C_VAL + e->type * 4 + k, zz((int64_t)(v - *last)));
+        tdx_rans_put_uint(rc, L_VAL, C_VAL + e->type * 4 + k, tdx_zigzag((int64_t)(v - *last)));
         *last = v;
     }
     return 0;
@@ -601,7 +576,8 @@ static int get_vals(tdx_rans_dec *d, model *M, thr *t, tdx_event *e, const tfact
     case TDX_EV_HEAP_ALLOC: {
         int run = heap_thr && t->prev == TDX_EV_HEAP_ALLOC && t->has_heap;
         uint64_t pred = run ? t->heap : heap_thr ? M->hmax : M->gheap;
-        e->args[0] = pred + (uint64_t)unzz(get_uint(d, L_VAL, C_VAL + e->type * 4 + run));
+        e->args[0] =
+            pred + (uint64_t)tdx_unzigzag(tdx_rans_get_uint(d, L_VAL, C_VAL + e->type * 4 + run));
         heap_seen(M, t, e->args[0]);
         return 0;
     }
@@ -614,7 +590,8 @@ static int get_vals(tdx_rans_dec *d, model *M, thr *t, tdx_event *e, const tfact
         if (!gt) return -1;
         uint64_t id;
         if (e->type == TDX_EV_USER_TASK_BEGIN) {
-            id = M->lasttask + (uint64_t)unzz(get_uint(d, L_VAL, C_VAL + e->type * 4));
+            id = M->lasttask +
+                 (uint64_t)tdx_unzigzag(tdx_rans_get_uint(d, L_VAL, C_VAL + e->type * 4));
             if (get_task(d, M, 0, gt->task, 1, &e->args[1])) return -1;
             M->lasttask = id;
         } else if (e->type == TDX_EV_USER_TASK_END) {
@@ -631,7 +608,7 @@ static int get_vals(tdx_rans_dec *d, model *M, thr *t, tdx_event *e, const tfact
     }
     for (int k = 0; k < f->nvals; k++) {
         uint64_t *last = &M->val[e->type][k];
-        *last += (uint64_t)unzz(get_uint(d, L_VAL, C_VAL + e->type * 4 + k));
+        *last += (uint64_t)tdx_unzigzag(tdx_rans_get_uint(d, L_VAL, C_VAL + e->type * 4 + k));
         e->args[(int)f->vals[k]] = *last;
     }
     return 0;
@@ -642,7 +619,7 @@ static void put_ahead(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, in
     tdx_rans_put(rc, L_SEQ, C_TYPE + t->prev, e ? e->type : END_TYPE);
     if (!e) return;
     uint64_t q = (uint64_t)e->time >> gs, dq = q - t->q;
-    put_uint(rc, L_SEQ, C_DT + e->type, dq);
+    tdx_rans_put_uint(rc, L_SEQ, C_DT + e->type, dq);
     if (gs) {
         uint64_t r = (uint64_t)e->time & ((1u << gs) - 1);
         tdx_rans_put(rc, L_SEQ, C_RES + (dq < 3 ? (unsigned)dq : 3) * 2 + (t->r != 0), (unsigned)r);
@@ -767,8 +744,8 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
         if (ev[i].type == TDX_EV_HEAP_ALLOC) {
             uint64_t v = ev[i].args[0];
             int run = t->prev == TDX_EV_HEAP_ALLOC && t->has_heap;
-            cost_blk += (uint64_t)bitlen64(zz((int64_t)(v - lastb)));
-            cost_thr += (uint64_t)bitlen64(zz((int64_t)(v - (run ? t->heap : maxb))));
+            cost_blk += (uint64_t)bitlen64(tdx_zigzag((int64_t)(v - lastb)));
+            cost_thr += (uint64_t)bitlen64(tdx_zigzag((int64_t)(v - (run ? t->heap : maxb))));
             t->heap = lastb = v;
             t->has_heap = 1;
             if (v > maxb) maxb = v;
@@ -794,10 +771,10 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
     for (size_t i = 0; i < n; i++) {
         const tdx_event *e = &ev[i];
         thr *t = &w.t[w.ti[i]];
-        if (!mono) put_uint(rc, L_SEQ, C_THR, (uint64_t)w.ti[i]);
+        if (!mono) tdx_rans_put_uint(rc, L_SEQ, C_THR, (uint64_t)w.ti[i]);
         unsigned miss = (e->p != t->pp) | (e->g != t->pg) << 1;
         tdx_rans_put(rc, L_IDS, C_MISS + e->type, miss);
-        if (miss & 1) put_uint(rc, L_IDS, C_P, (uint64_t)e->p + 1);
+        if (miss & 1) tdx_rans_put_uint(rc, L_IDS, C_P, (uint64_t)e->p + 1);
         if (miss & 2) put_gor(rc, M, R, C_GOR + NT, 1, e->g);
         if (e->type == TDX_TYPE_SYNC) {
             tdx_rans_putbits(rc, e->args[0], 64);
@@ -815,7 +792,7 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
                                 e->type != TDX_EV_GO_CREATE_SYSCALL,
                             e->res);
                 else
-                    put_uint(rc, L_IDS, C_PROC + e->type, (uint64_t)e->res + 1);
+                    tdx_rans_put_uint(rc, L_IDS, C_PROC + e->type, (uint64_t)e->res + 1);
             }
             if (f->flags & X_STATE)
                 tdx_rans_put(rc, L_IDS, C_STATE + e->type, (unsigned)(e->from | e->to << 4));
@@ -836,10 +813,10 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
     rc2 |= put_uv(out, nthr);
     int64_t pm = 0;
     for (size_t j = 0; j < nthr; j++) {
-        rc2 |= put_uv(out, zz((int64_t)((uint64_t)w.t[j].m - (uint64_t)pm)));
+        rc2 |= put_uv(out, tdx_zigzag((int64_t)((uint64_t)w.t[j].m - (uint64_t)pm)));
         pm = w.t[j].m;
     }
-    rc2 |= put_uv(out, zz(t0));
+    rc2 |= put_uv(out, tdx_zigzag(t0));
     if (rc2 || tdx_rans_enc_finish(rc, out)) return -1;
     if (enc->stats) add_stats(enc, out->n - start);
     return 0;
@@ -853,14 +830,15 @@ typedef struct {
 } decwork;
 
 static int get_gor(tdx_rans_dec *d, model *M, uint32_t ctx, int lit, int64_t *g) {
-    uint64_t c = get_uint(d, L_IDS, ctx);
+    uint64_t c = tdx_rans_get_uint(d, L_IDS, ctx);
     int pos;
     if (c && c <= (uint64_t)M->gor.n) {
         *g = M->gor.v[c - 1];
         pos = (int)c - 1;
     } else if (c == 0) {
         int64_t *ref = lit ? &M->gmax : &M->glast;
-        *g = (int64_t)((uint64_t)*ref + (uint64_t)unzz(get_uint(d, L_IDS, C_GLIT + lit)));
+        *g = (int64_t)((uint64_t)*ref +
+                       (uint64_t)tdx_unzigzag(tdx_rans_get_uint(d, L_IDS, C_GLIT + lit)));
         M->glast = lit ? M->glast : *g;
         pos = -1; /* (corrupt input could repeat a listed value: harmless) */
     } else {
@@ -874,13 +852,13 @@ static int get_gor(tdx_rans_dec *d, model *M, uint32_t ctx, int lit, int64_t *g)
 static int get_stack(tdx_rans_dec *d, model *M, int c, uint32_t *s) {
     smtf *l = stk_list(M, c);
     if (!l) return -1;
-    uint64_t code = get_uint(d, L_STK, C_STK + c);
+    uint64_t code = tdx_rans_get_uint(d, L_STK, C_STK + c);
     int pos;
     if (code && code <= (uint64_t)l->n) {
         *s = l->v[code - 1];
         pos = (int)code - 1;
     } else if (code == 0) {
-        uint64_t v = get_uint(d, L_STK, C_SLIT + c);
+        uint64_t v = tdx_rans_get_uint(d, L_STK, C_SLIT + c);
         if (v > UINT32_MAX) return -1;
         *s = (uint32_t)v;
         pos = -1;
@@ -901,7 +879,7 @@ static int get_str(tdx_rans_dec *d, model *M, int c, uint32_t *s) {
         if (M->maxstr == UINT32_MAX) return -1;
         *s = M->maxstr + 1;
     } else if (code == STR_LIT) {
-        int64_t v = (int64_t)M->maxstr + unzz(get_uint(d, L_VAL, C_STRLIT));
+        int64_t v = (int64_t)M->maxstr + tdx_unzigzag(tdx_rans_get_uint(d, L_VAL, C_STRLIT));
         if (v < 0 || v > UINT32_MAX) return -1;
         *s = (uint32_t)v;
     } else {
@@ -918,7 +896,7 @@ static int get_ahead(tdx_rans_dec *d, model *M, thr *t, int gs) {
     t->next = (uint8_t)ty;
     if (ty == END_TYPE) return 0;
     if (ty != TDX_TYPE_SYNC && (ty >= NT || !tdx_type_kind((uint8_t)ty))) return -1;
-    uint64_t dq = get_uint(d, L_SEQ, C_DT + ty);
+    uint64_t dq = tdx_rans_get_uint(d, L_SEQ, C_DT + ty);
     t->q += dq;
     uint64_t r = 0;
     if (gs) {
@@ -983,12 +961,12 @@ int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
     for (uint64_t j = 0; j < nthr; j++) {
         if ((k = tdx_uvarint(p, end, &v)) < 0) goto out;
         p += k;
-        pm = (int64_t)((uint64_t)pm + (uint64_t)unzz(v));
+        pm = (int64_t)((uint64_t)pm + (uint64_t)tdx_unzigzag(v));
         T[j] = (thr){.m = pm, .pp = TDX_NO_ID, .pg = TDX_NO_ID, .prev = T_START};
     }
     if ((k = tdx_uvarint(p, end, &v)) < 0) goto out;
     p += k;
-    int64_t t0 = unzz(v);
+    int64_t t0 = tdx_unzigzag(v);
     tdx_rans_dec *d = &W->d;
     if (tdx_rans_dec_start(d, C_COUNT, p, (size_t)(end - p))) goto out;
     model *M = &W->M;
@@ -1009,7 +987,7 @@ int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
         tdx_event *e = &out[i];
         uint64_t j;
         if (explicit_order) {
-            j = get_uint(d, L_SEQ, C_THR);
+            j = tdx_rans_get_uint(d, L_SEQ, C_THR);
             if (j >= nthr || T[j].next == END_TYPE) goto out;
         } else {
             if (!nh) goto out;
@@ -1023,7 +1001,7 @@ int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
         e->m = t->m;
         unsigned miss = tdx_rans_get(d, L_IDS, C_MISS + e->type);
         if (miss > 3) goto out;
-        e->p = (miss & 1) ? (int64_t)(get_uint(d, L_IDS, C_P) - 1) : t->pp;
+        e->p = (miss & 1) ? (int64_t)(tdx_rans_get_uint(d, L_IDS, C_P) - 1) : t->pp;
         if (miss & 2) {
             if (get_gor(d, M, C_GOR + NT, 1, &e->g)) goto out;
         } else {
@@ -1047,7 +1025,7 @@ int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
                               e->type != TDX_EV_GO_CREATE_SYSCALL;
                     if (get_gor(d, M, C_GOR + e->type, lit, &e->res)) goto out;
                 } else {
-                    e->res = (int64_t)(get_uint(d, L_IDS, C_PROC + e->type) - 1);
+                    e->res = (int64_t)(tdx_rans_get_uint(d, L_IDS, C_PROC + e->type) - 1);
                 }
             }
             if (f->flags & X_RES_G) e->res = e->g;

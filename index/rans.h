@@ -93,6 +93,19 @@ static inline void tdx_rans_putbits(tdx_rans_enc *e, uint64_t v, int n) {
 /* Appends the block's coded form to out: tables, lanes, bit stream. Returns 0 or -1 (OOM). */
 int tdx_rans_enc_finish(tdx_rans_enc *e, tdx_buf *out);
 
+/* Integers: values below 16 are their own symbol; larger ones are classed by their top three
+ * bits (the leading one and two more), and the bits below those go to the raw stream. */
+static inline void tdx_rans_put_uint(tdx_rans_enc *e, int lane, uint32_t ctx, uint64_t v) {
+    if (v < 16) {
+        tdx_rans_put(e, lane, ctx, (unsigned)v);
+        return;
+    }
+    int n = 63 - __builtin_clzll(v);
+    tdx_rans_put(e, lane, ctx, (unsigned)(16 + (n - 4) * 4 + ((v >> (n - 2)) & 3)));
+    tdx_rans_putbits(e, v, n - 2);
+    if (e->xbits) e->xbits[ctx] += (uint64_t)(n - 2);
+}
+
 /* ---- decoding ---- */
 
 typedef struct tdx_rans_dtab {
@@ -181,6 +194,14 @@ static inline uint64_t tdx_rans_getbits(tdx_rans_dec *d, int n) {
     d->acc >>= n;
     d->nacc -= n;
     return v;
+}
+
+/* The integer tdx_rans_put_uint coded. */
+static inline uint64_t tdx_rans_get_uint(tdx_rans_dec *d, int lane, uint32_t ctx) {
+    unsigned c = tdx_rans_get(d, lane, ctx);
+    if (c < 16) return c;
+    int n = (int)(c - 16) / 4 + 4;
+    return (uint64_t)(4 | (c & 3)) << (n - 2) | tdx_rans_getbits(d, n - 2);
 }
 
 #endif

@@ -48,24 +48,6 @@ static inline int lit_ctx(const uint8_t *s, size_t i) {
     return i ? (bclass[s[i - 1]] ? bclass[s[i - 1]] : 7) : 0;
 }
 
-/* Integers as in the event codec: a size class (the symbol) and raw low bits. */
-static inline void put_uint(tdx_rans_enc *rc, int lane, uint32_t ctx, uint64_t v) {
-    if (v < 16) {
-        tdx_rans_put(rc, lane, ctx, (unsigned)v);
-        return;
-    }
-    int n = 63 - __builtin_clzll(v);
-    tdx_rans_put(rc, lane, ctx, (unsigned)(16 + (n - 4) * 4 + ((v >> (n - 2)) & 3)));
-    tdx_rans_putbits(rc, v, n - 2);
-}
-
-static inline uint64_t get_uint(tdx_rans_dec *d, int lane, uint32_t ctx) {
-    unsigned c = tdx_rans_get(d, lane, ctx);
-    if (c < 16) return c;
-    int n = (int)(c - 16) / 4 + 4;
-    return (uint64_t)(4 | (c & 3)) << (n - 2) | tdx_rans_getbits(d, n - 2);
-}
-
 static int put_uv(tdx_buf *b, uint64_t v) {
     if (tdx_vec_reserve(b, b->n + TDX_VARINT_MAX)) return -1;
     b->n += (size_t)tdx_put_uvarint(b->v + b->n, v);
@@ -80,7 +62,7 @@ static inline uint32_t hash4(const uint8_t *p) {
 
 /* Literal run s[from, to), then nothing (the caller codes the match, if any). */
 static void put_lits(tdx_rans_enc *rc, const uint8_t *s, size_t from, size_t to, int after_match) {
-    put_uint(rc, L_LEN, C_RUN + after_match, to - from);
+    tdx_rans_put_uint(rc, L_LEN, C_RUN + after_match, to - from);
     for (size_t i = from; i < to; i++) tdx_rans_put(rc, L_LIT, C_LIT + lit_ctx(s, i), s[i]);
 }
 
@@ -127,7 +109,7 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
                 rc2 = -1;
                 break;
             }
-            put_uint(&rc, L_LEN, C_LEN, len);
+            tdx_rans_put_uint(&rc, L_LEN, C_LEN, len);
             size_t lit = 0, x = 0;
             int after = 0;
             while (x + MINMATCH <= len) {
@@ -156,8 +138,8 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
                     continue;
                 }
                 put_lits(&rc, s, lit, x, after);
-                put_uint(&rc, L_OFF, C_OFF, dist - 1);
-                put_uint(&rc, L_MLEN, C_MLEN, ml - MINMATCH);
+                tdx_rans_put_uint(&rc, L_OFF, C_OFF, dist - 1);
+                tdx_rans_put_uint(&rc, L_MLEN, C_MLEN, ml - MINMATCH);
                 /* Index the matched text too, so later strings find their most recent copy. */
                 for (size_t y = x + 1; y < x + ml && y + MINMATCH <= len; y++) {
                     uint32_t hy = hash4(s + y);
@@ -275,19 +257,19 @@ int tdx_strpack_chunk(const tdx_strpack *sp, uint64_t k, tdx_arena *a, tdx_str *
     int rc = -1;
     if (tdx_rans_dec_start(&d, C_COUNT, p, clen)) goto out;
     for (uint64_t i = 0; i < ns; i++) {
-        uint64_t sl = get_uint(&d, L_LEN, C_LEN);
+        uint64_t sl = tdx_rans_get_uint(&d, L_LEN, C_LEN);
         if (sl > total - fill || sl > UINT32_MAX) goto out;
         uint8_t *s = buf + fill;
         size_t x = 0;
         int after = 0;
         for (;;) {
-            uint64_t run = get_uint(&d, L_LEN, C_RUN + after);
+            uint64_t run = tdx_rans_get_uint(&d, L_LEN, C_RUN + after);
             if (run > sl - x) goto out;
             for (uint64_t r = 0; r < run; r++, x++)
                 s[x] = (uint8_t)tdx_rans_get(&d, L_LIT, C_LIT + lit_ctx(s, x));
             if (x == sl) break;
-            uint64_t dist = get_uint(&d, L_OFF, C_OFF) + 1,
-                     ml = get_uint(&d, L_MLEN, C_MLEN) + MINMATCH;
+            uint64_t dist = tdx_rans_get_uint(&d, L_OFF, C_OFF) + 1,
+                     ml = tdx_rans_get_uint(&d, L_MLEN, C_MLEN) + MINMATCH;
             if (dist > fill + x || ml > sl - x) goto out;
             /* Byte by byte: the copy may overlap what it produces. */
             const uint8_t *from = s + x - dist;

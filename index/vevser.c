@@ -3,38 +3,21 @@
 
 #include <string.h>
 
-/* cname and cat values the generator uses (pointers to static strings): coded by position. */
-static const char *const statics[] = {"Region",
-                                      "user event",
-                                      "thread_state_uninterruptible",
-                                      "thread_state_iowait",
-                                      "thread_state_running",
-                                      "thread_state_runnable",
-                                      "thread_state_unknown",
-                                      "light_memory_dump",
-                                      "background_memory_dump",
-                                      "detailed_memory_dump",
-                                      "good",
-                                      "bad",
-                                      "terrible",
-                                      "olive",
-                                      "rail_response",
-                                      "rail_animation",
-                                      "rail_idle",
-                                      "rail_load",
-                                      "heap_dump_child_node_arrow",
-                                      "cq_build_running",
-                                      "cq_build_passed",
-                                      "cq_build_failed",
-                                      "cq_build_abandoned",
-                                      "cq_build_attempt_runnig",
-                                      "cq_build_attempt_passed"};
-enum { NSTATIC = sizeof statics / sizeof *statics };
+#include "index/viewgen.h"
+
+/* cname and cat values the generator uses (pointers to static strings): coded by position,
+ * 1 and 2 for these, then 3.. for the task colours. */
+static const char *const own_statics[] = {"Region", "user event"};
+enum { NOWN = sizeof own_statics / sizeof *own_statics, NSTATIC = NOWN + TDX_NTASK_COLORS };
+
+static const char *static_at(uint64_t i) {
+    return i < NOWN ? own_statics[i] : tdx_task_colors[i - NOWN];
+}
 
 static uint64_t static_code(const char *s) {
     if (!s) return 0;
-    for (int i = 0; i < NSTATIC; i++)
-        if (!strcmp(s, statics[i])) return (uint64_t)i + 1;
+    for (uint64_t i = 0; i < NSTATIC; i++)
+        if (!strcmp(s, static_at(i))) return i + 1;
     return 0; /* unknown: dropped (never happens with the generator's values) */
 }
 
@@ -67,8 +50,8 @@ int tdx_vev_load(tdx_deser *d, tdx_vev *ev) {
     ev->required = flags & 1;
     uint64_t cn = (flags >> 1) & 31, ct = flags >> 6;
     if (cn > NSTATIC || ct > NSTATIC) return -1;
-    ev->cname = cn ? statics[cn - 1] : NULL;
-    ev->cat = ct ? statics[ct - 1] : NULL;
+    ev->cname = cn ? static_at(cn - 1) : NULL;
+    ev->cat = ct ? static_at(ct - 1) : NULL;
     ev->name = load_str(d);
     ev->scope = load_str(d);
     ev->ts = tdx_deser_i(d);

@@ -114,29 +114,29 @@ struct tdx_viewgen {
     tdx_buf names;
 };
 
-static const char *const task_colors[23] = {"thread_state_uninterruptible",
-                                            "thread_state_iowait",
-                                            "thread_state_running",
-                                            "thread_state_runnable",
-                                            "thread_state_unknown",
-                                            "light_memory_dump",
-                                            "background_memory_dump",
-                                            "detailed_memory_dump",
-                                            "good",
-                                            "bad",
-                                            "terrible",
-                                            "olive",
-                                            "rail_response",
-                                            "rail_animation",
-                                            "rail_idle",
-                                            "rail_load",
-                                            "heap_dump_child_node_arrow",
-                                            "cq_build_running",
-                                            "cq_build_passed",
-                                            "cq_build_failed",
-                                            "cq_build_abandoned",
-                                            "cq_build_attempt_runnig",
-                                            "cq_build_attempt_passed"};
+const char *const tdx_task_colors[TDX_NTASK_COLORS] = {"thread_state_uninterruptible",
+                                                       "thread_state_iowait",
+                                                       "thread_state_running",
+                                                       "thread_state_runnable",
+                                                       "thread_state_unknown",
+                                                       "light_memory_dump",
+                                                       "background_memory_dump",
+                                                       "detailed_memory_dump",
+                                                       "good",
+                                                       "bad",
+                                                       "terrible",
+                                                       "olive",
+                                                       "rail_response",
+                                                       "rail_animation",
+                                                       "rail_idle",
+                                                       "rail_load",
+                                                       "heap_dump_child_node_arrow",
+                                                       "cq_build_running",
+                                                       "cq_build_passed",
+                                                       "cq_build_failed",
+                                                       "cq_build_abandoned",
+                                                       "cq_build_attempt_runnig",
+                                                       "cq_build_attempt_passed"};
 
 static tdx_str cstr(const char *s) {
     return (tdx_str){(const uint8_t *)s, (uint32_t)strlen(s)};
@@ -1028,7 +1028,7 @@ static void emit_task(tdx_viewgen *vg, uint32_t ti, int64_t sort, int64_t tend) 
     a.u[1] = sg;
     a.u[2] = eg;
     slice_any(vg, sid(vg, t->name), elapsed(vg, st), sub_ns(et, st), t->id, sf, esf, &a, 2,
-              task_colors[t->id % 23]);
+              tdx_task_colors[t->id % TDX_NTASK_COLORS]);
     if (t->parent != TDX_SUM_NONE && t->start.present) {
         uint32_t psf = stk(vg, t->start.stack);
         arrow(vg, cstr("newTask"), elapsed(vg, t->start.time), elapsed(vg, t->start.time),
@@ -1053,7 +1053,7 @@ static void emit_region(tdx_viewgen *vg, uint32_t ri, int64_t tend) {
     if (!pass(vg, lane)) return;
     char scope[20];
     int sn = snprintf(scope, sizeof scope, "%llx", (unsigned long long)r->task);
-    const char *cname = r->task ? task_colors[r->task % 23] : NULL;
+    const char *cname = r->task ? tdx_task_colors[r->task % TDX_NTASK_COLORS] : NULL;
     vg->async_seq++;
     tdx_vev ev;
     memset(&ev, 0, sizeof ev);

@@ -17,6 +17,10 @@
 enum tdx_view { TDX_VIEW_PROC = 0, TDX_VIEW_THREAD = 1, TDX_VIEW_GOROUTINE = 2 };
 
 /* Fixed pseudo lanes (Go's trace.FakeP + n). */
+/* The colour names cmd/trace gives tasks and regions, by id modulo their number. */
+#define TDX_NTASK_COLORS 23
+extern const char *const tdx_task_colors[TDX_NTASK_COLORS];
+
 #define TDX_LANE_TIMERS 1000001ULL
 #define TDX_LANE_NETPOLL 1000002ULL
 #define TDX_LANE_SYSCALL 1000003ULL

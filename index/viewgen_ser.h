@@ -16,7 +16,7 @@ static inline int tdx_ser_u(tdx_buf *b, uint64_t v) {
     return 0;
 }
 static inline int tdx_ser_i(tdx_buf *b, int64_t v) {
-    return tdx_ser_u(b, ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63))); /* zigzag, unsigned */
+    return tdx_ser_u(b, tdx_zigzag(v));
 }
 static inline int tdx_ser_bytes(tdx_buf *b, const void *p, size_t n) {
     return tdx_ser_u(b, n) || tdx_buf_append(b, p, n);
@@ -38,8 +38,7 @@ static inline uint64_t tdx_deser_u(tdx_deser *d) {
     return v;
 }
 static inline int64_t tdx_deser_i(tdx_deser *d) {
-    uint64_t u = tdx_deser_u(d);
-    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+    return tdx_unzigzag(tdx_deser_u(d));
 }
 /* A u32 that must be below `lim`. */
 static inline uint32_t tdx_deser_u32(tdx_deser *d, uint64_t lim) {

@@ -143,10 +143,10 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
     return w;
 }
 
-static void enc_stop(tdx_iwriter *w);
+static int enc_end(tdx_iwriter *w, bool drain);
 
 static void free_all(tdx_iwriter *w) {
-    enc_stop(w);
+    enc_end(w, false);
     tdx_tables_free(&w->tab);
     tdx_gen_free(&w->tabgen);
     tdx_vec_free(&w->st.tab);
@@ -236,8 +236,9 @@ static void *enc_main(void *arg) {
         while (q->head == q->tail && !q->done) pthread_cond_wait(&q->cv, &q->mu);
         if (q->head == q->tail) break;
         int s = (int)(q->head % ENC_SLOTS);
+        bool skip = q->failed;
         pthread_mutex_unlock(&q->mu);
-        int rc = q->failed ? -1 : write_block(w, q->slot[s].v, q->slot[s].n, q->first[s], &q->err);
+        int rc = skip ? -1 : write_block(w, q->slot[s].v, q->slot[s].n, q->first[s], &q->err);
         pthread_mutex_lock(&q->mu);
         if (rc) q->failed = true;
         q->head++;
@@ -247,23 +248,17 @@ static void *enc_main(void *arg) {
     return NULL;
 }
 
-/* Waits until the encoder thread has written every queued block; -1 if it failed. */
-static int enc_drain(tdx_iwriter *w) {
+/* Ends the encoder thread. drain: after it has written every queued block (-1 if it failed);
+ * else (abort) the queued blocks are dropped. */
+static int enc_end(tdx_iwriter *w, bool drain) {
     encq *q = w->q;
+    if (!q) return 0;
     pthread_mutex_lock(&q->mu);
-    while (q->head != q->tail) pthread_cond_wait(&q->cv, &q->mu);
-    bool failed = q->failed;
+    while (drain && q->head != q->tail) pthread_cond_wait(&q->cv, &q->mu);
+    bool failed = drain && q->failed;
     if (failed && !w->failed) w->err = q->err;
-    pthread_mutex_unlock(&q->mu);
-    if (failed) w->failed = 1;
-    return failed ? -1 : 0;
-}
-
-static void enc_stop(tdx_iwriter *w) {
-    encq *q = w->q;
-    if (!q) return;
-    pthread_mutex_lock(&q->mu);
     q->done = true;
+    q->failed = true; /* anything still queued is skipped */
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
     pthread_join(q->th, NULL);
@@ -272,6 +267,8 @@ static void enc_stop(tdx_iwriter *w) {
     for (int i = 0; i < ENC_SLOTS; i++) tdx_vec_free(&q->slot[i]);
     free(q);
     w->q = NULL;
+    if (failed) w->failed = 1;
+    return failed ? -1 : 0;
 }
 
 int tdx_iwriter_async(tdx_iwriter *w) {
@@ -390,10 +387,7 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
 
 int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
     int rc = w->failed || flush_block(w) ? -1 : 0;
-    if (w->q) {
-        if (enc_drain(w)) rc = -1;
-        enc_stop(w);
-    }
+    if (enc_end(w, true)) rc = -1;
     if (rc) *err = w->err;
     return rc;
 }
@@ -662,10 +656,7 @@ int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
     sectab st = w->st;
     memset(&w->st, 0, sizeof w->st);
     int rc = w->failed ? -1 : flush_block(w);
-    if (w->q) {
-        if (enc_drain(w)) rc = -1;
-        enc_stop(w);
-    }
+    if (enc_end(w, true)) rc = -1;
     if (!rc) rc = write_sections(w, &st);
     uint64_t tab_off = w->f.written;
     if (!rc && tdx_afile_write(&w->f, st.tab.v, st.tab.n, &w->err)) rc = -1;

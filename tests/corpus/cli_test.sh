@@ -82,6 +82,11 @@ expect 0 "$T" info --json "$W/svc.trace"
 has out '"events":10'
 expect 1 "$T" info "$W/good.trace"
 has err "no index beside it"
+# --verbose says how long each phase took and the peak memory so far.
+expect 0 "$T" build --quiet --verbose -j2 "$W/svc.trace" -o "$W/v.tidx"
+has err "events ordered and encoded in"
+has err "views built in"
+has err "peak RSS"
 expect 2 "$T" build
 expect 2 "$T" build -j x "$W/svc.trace"
 

@@ -11,36 +11,7 @@ import os
 import subprocess
 import sys
 
-SKIP = 77
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-TESTDATA = os.environ.get("TRACEIDX_TESTDATA", os.path.join(REPO, "..", "shared", "testdata"))
-SANITIZE = bool(os.environ.get("TRACEIDX_SANITIZE"))
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def need(path):
-    if not os.path.exists(path):
-        print("SKIP: %s not found (set TRACEIDX_TESTDATA to the shared corpus)" % path)
-        sys.exit(SKIP)
-    return path
-
-
-def run(args, timeout=300, env=None):
-    e = dict(os.environ, TZ="UTC")
-    if env:
-        e.update(env)
-    try:
-        p = subprocess.run(args, capture_output=True, timeout=timeout, env=e)
-    except subprocess.TimeoutExpired:
-        fail("timed out after %ds: %s" % (timeout, " ".join(args)))
-    if p.returncode < 0:
-        fail("crashed with signal %d: %s\n%s" % (-p.returncode, " ".join(args), p.stderr.decode(errors="replace")))
-    return p
+from common import SANITIZE, SKIP, TESTDATA, fail, need, run
 
 
 def read_golden(path):

@@ -29,38 +29,16 @@ import subprocess
 import sys
 import tempfile
 
-SKIP = 77
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-TESTDATA = os.environ.get("TRACEIDX_TESTDATA", os.path.join(REPO, "..", "shared", "testdata"))
-SANITIZE = bool(os.environ.get("TRACEIDX_SANITIZE"))
+from common import SANITIZE, TESTDATA, fail, need
+from common import run as run_cmd
+
 TMP = None
 T = None
 TRACEGEN = None
 
 
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def need(path):
-    if not os.path.exists(path):
-        print("SKIP: %s not found (set TRACEIDX_TESTDATA to the shared corpus)" % path)
-        sys.exit(SKIP)
-    return path
-
-
 def run(args, timeout=600, ok=True):
-    p = subprocess.run([str(a) for a in args], capture_output=True, timeout=timeout,
-                       env=dict(os.environ, TZ="UTC"))
-    if p.returncode < 0:
-        fail("crashed with signal %d: %s\n%s" % (-p.returncode, " ".join(map(str, args)),
-                                                p.stderr.decode(errors="replace")))
-    if ok and p.returncode != 0:
-        fail("exit %d: %s\n%s" % (p.returncode, " ".join(map(str, args)),
-                                 p.stderr.decode(errors="replace")[:2000]))
-    return p
+    return run_cmd(args, timeout, ok)
 
 
 def tool_diff():

@@ -26,14 +26,11 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-SKIP = 77
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-TESTDATA = os.environ.get("TRACEIDX_TESTDATA", os.path.join(REPO, "..", "shared", "testdata"))
+from common import SKIP, TESTDATA, fail, need, run
+
 
 # Pinned results for go119-annotations, per view: number of events by phase, and the SHA-256 of
 # the canonical form (events with frame ids replaced by frame-name chains, sorted; then the
@@ -46,28 +43,6 @@ PINS = {
     "goroutine-1": ({"C": 113391, "I": 1112, "M": 26, "X": 3693, "s": 420, "t": 420},
                     "bf6a4846a8b9faefd08b1a4d5b96fe87d1b87ddab77c237ea844d9e357c327f6"),
 }
-
-
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def need(path):
-    if not os.path.exists(path):
-        print("SKIP: %s not found (set TRACEIDX_TESTDATA to the shared corpus)" % path)
-        sys.exit(SKIP)
-    return path
-
-
-def run(args, timeout=600):
-    try:
-        p = subprocess.run(args, capture_output=True, timeout=timeout, env=dict(os.environ, TZ="UTC"))
-    except subprocess.TimeoutExpired:
-        fail("timed out: " + " ".join(args))
-    if p.returncode < 0:
-        fail("crashed with signal %d: %s" % (-p.returncode, " ".join(args)))
-    return p
 
 
 def validate(raw, what, procs=False):
