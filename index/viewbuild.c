@@ -509,7 +509,7 @@ static int get_block(worker *w, size_t bi, tdx_event *own, const tdx_event **evs
     if (w->producer) {
         while (!r->stop && bi - r->consumed >= RING_SLOTS) pthread_cond_wait(&r->cv, &r->mu);
     } else {
-        if (bi) r->consumed = bi; /* done with the previous block */
+        r->consumed = bi; /* done with the previous block */
         pthread_cond_broadcast(&r->cv);
         while (!r->stop && r->produced <= bi) pthread_cond_wait(&r->cv, &r->mu);
     }
@@ -564,16 +564,9 @@ static int worker_run(worker *w) {
         if (bi % 16 == 15 || bi + 1 == nblocks) progress(w, idx);
     }
     free(own);
-    if (w->ring) {
-        if (rc) {
-            ring_stop(w->ring);
-        } else if (!w->producer) {
-            pthread_mutex_lock(&w->ring->mu);
-            w->ring->consumed = nblocks;
-            pthread_cond_broadcast(&w->ring->cv);
-            pthread_mutex_unlock(&w->ring->mu);
-        }
-    }
+    /* A failure frees the other worker; success needs no last release (nothing is decoded after
+     * the last block). */
+    if (w->ring && rc) ring_stop(w->ring);
     if (rc) return -1;
     if (w->found.n) return 1; /* the pass will be redone: no need to finish */
     return finish_views(w);
@@ -763,9 +756,9 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     /* SUMMARY is blocked: a query checks only the blocks it reads (index/sumindex.c). */
     r.n = 0;
     uint64_t soff;
-    const tdx_summary *sum = &w0->sum;
-    if (sum->oom) goto oom;
-    if (tdx_sumindex_save(sum, &r, err) || tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
+    if (w0->sum.oom) goto oom;
+    if (tdx_sumindex_save(&w0->sum, &r, err) ||
+        tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
         tdx_iwriter_stream_put(iw, r.v, r.n, &soff, err) || tdx_iwriter_stream_end(iw, err))
         goto fail;
     r.n = 0;
