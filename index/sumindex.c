@@ -21,6 +21,7 @@
 
 #include "core/hmap.h"
 #include "index/format.h"
+#include "index/scratch.h"
 #include "index/viewgen_ser.h"
 
 #define SUM_MAGIC "TDXSUMB1"
@@ -84,11 +85,17 @@ typedef struct tabw {
     int t;
     tdx_buf dir, data;
     uint64_t nrec, nblocks;
-    size_t start; /* the open block's first byte */
+    uint64_t base;    /* data bytes already moved to the scratch file */
+    tdx_scratch file; /* opened when the table outgrows FLUSH_AT (never without `beside`) */
+    const char *beside;
+    tdx_err *err_out;
+    size_t start; /* the open block's first byte in data */
     uint32_t nin; /* its records (0: no block open) */
     uint64_t key, prev;
-    int err; /* 1: memory, 2: a block too large to frame */
+    int err; /* 1: memory, 2: a block too large to frame, 3: reported in *err */
 } tabw;
+
+#define FLUSH_AT (1u << 20)
 
 static void tw_close(tabw *w) {
     if (!w->nin) return;
@@ -99,13 +106,21 @@ static void tw_close(tabw *w) {
     }
     uint8_t e[DE_SIZE];
     tdx_le64(e + DE_KEY, w->key);
-    tdx_le64(e + DE_OFF, w->start);
+    tdx_le64(e + DE_OFF, w->base + w->start);
     tdx_le32(e + DE_LEN, (uint32_t)len);
     tdx_le64(e + DE_HASH, XXH3_64bits(w->data.v + w->start, len));
     tdx_le32(e + DE_CHECK, entry_check(w->t, w->nblocks, e));
     if (tdx_buf_append(&w->dir, e, DE_SIZE)) w->err = 1;
     w->nblocks++;
     w->nin = 0;
+    if (!w->beside || w->data.n < FLUSH_AT || w->err) return;
+    if ((w->file.fd < 0 && tdx_scratch_open(&w->file, w->beside, w->err_out)) ||
+        tdx_scratch_put(&w->file, w->data.v, w->data.n, w->err_out)) {
+        w->err = 3;
+        return;
+    }
+    w->base += w->data.n;
+    w->data.n = 0;
 }
 
 /* Starts a record with key `key` (ascending); returns true when it opens a block (delta chains
@@ -198,7 +213,17 @@ static int cmp_keyed(const void *a, const void *b) {
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Most frequent first (ties: first seen first), then the table. */
+/* The ordinal of a shape counted before. */
+static uint32_t shapes_rank(const shapeset *d, shape s) {
+    size_t j = shape_hash(s) & d->mask;
+    for (; d->slots[j]; j = (j + 1) & d->mask) {
+        const shape *o = &d->v.v[d->slots[j] - 1];
+        if (o->name == s.name && o->a == s.a && o->b == s.b) return d->rank[d->slots[j] - 1];
+    }
+    return 0; /* not reached: every shape was counted in the first pass */
+}
+
+/* Most frequent first (ties: first seen first, records being read by key), then the table. */
 static int shapes_write(shapeset *d, tabw *w) {
     keyed *o = malloc((d->v.n ? d->v.n : 1) * sizeof *o);
     d->rank = malloc((d->v.n ? d->v.n : 1) * sizeof *d->rank);
@@ -223,39 +248,48 @@ static int shapes_write(shapeset *d, tabw *w) {
 /* ---- the tables ---- */
 
 typedef struct sumw {
-    const tdx_summary *s;
+    const tdx_summary *s; /* the scalar fields */
+    tdx_sumspill *sp;     /* the records */
     tabw t[T_COUNT];
     shapeset gsh, tsh, rsh;
-    uint32_t *gshape, *tshape, *rshape; /* provisional shape ids per record */
+    tdx_sumfold f;
+    tdx_xrec at; /* attach records: the one looked at next */
+    int athave;
+    TDX_VEC(uint64_t) ops;
     tdx_buf scratch;
+    tdx_err *err;
 } sumw;
 
 static shape ev_shape(uint32_t name, const tdx_sumev *a, const tdx_sumev *b) {
     return (shape){name, a->stack, b->stack};
 }
+static shape g_shape(const tdx_sumgrec *g) {
+    return (shape){g->name, 0, g->pc};
+}
 
+/* First pass: count the shapes, and note each task's attachment to its parent. */
 static int collect_shapes(sumw *w) {
-    const tdx_summary *s = w->s;
-    w->gshape = malloc((s->gs.n ? s->gs.n : 1) * sizeof *w->gshape);
-    w->tshape = malloc((s->tasks.n ? s->tasks.n : 1) * sizeof *w->tshape);
-    w->rshape = malloc((s->regions.n ? s->regions.n : 1) * sizeof *w->rshape);
-    if (!w->gshape || !w->tshape || !w->rshape) return -1;
-    for (size_t i = 0; i < s->gs.n; i++) {
-        shape sh = {s->gs.v[i].name, 0, s->gs.v[i].pc};
-        if ((w->gshape[i] = shapes_add(&w->gsh, sh)) == UINT32_MAX) return -1;
+    tdx_sumspill *sp = w->sp;
+    if (tdx_sumspill_rewind(sp, w->err)) return -3;
+    tdx_sumgrec g;
+    int k;
+    while ((k = tdx_sumspill_next_g(sp, &g, w->err)) == 1)
+        if (shapes_add(&w->gsh, g_shape(&g)) == UINT32_MAX) return -1;
+    if (k < 0) return -3;
+    tdx_sumfold *f = &w->f;
+    while ((k = tdx_sumspill_next_task(sp, f, w->err)) == 1) {
+        if (shapes_add(&w->tsh, ev_shape(f->name, &f->start, &f->end)) == UINT32_MAX) return -1;
+        for (size_t i = 0; i < f->regions.n; i++) {
+            const tdx_sumregion *r = &f->regions.v[i];
+            if (shapes_add(&w->rsh, ev_shape(r->name, &r->start, &r->end)) == UINT32_MAX) return -1;
+        }
+        if (f->has_parent) {
+            uint8_t c[8];
+            tdx_le64(c, f->id);
+            if (tdx_xsort_add(sp->attach, f->parent, f->parent_ev, c, 8, w->err)) return -3;
+        }
     }
-    for (size_t i = 0; i < s->tasks.n; i++) {
-        const tdx_sumtask *t = &s->tasks.v[i];
-        if ((w->tshape[i] = shapes_add(&w->tsh, ev_shape(t->name, &t->start, &t->end))) ==
-            UINT32_MAX)
-            return -1;
-    }
-    for (size_t i = 0; i < s->regions.n; i++) {
-        const tdx_sumregion *r = &s->regions.v[i];
-        if ((w->rshape[i] = shapes_add(&w->rsh, ev_shape(r->name, &r->start, &r->end))) ==
-            UINT32_MAX)
-            return -1;
-    }
+    if (k < 0) return -3;
     return shapes_write(&w->gsh, &w->t[T_GSHAPES]) || shapes_write(&w->tsh, &w->t[T_TSHAPES]) ||
                    shapes_write(&w->rsh, &w->t[T_RSHAPES])
                ? -1
@@ -265,72 +299,58 @@ static int collect_shapes(sumw *w) {
 /* GOROUTINES, by id: u = has start | has end << 1 | granule 64 << 2 | shape << 3; creation
  * (delta to the previous record's, or to t0), [start - creation], [end - (start or creation)]. */
 static int write_goroutines(sumw *w) {
-    const tdx_summary *s = w->s;
     tabw *tw = &w->t[T_GOROUTINES];
-    keyed *o = malloc((s->gs.n ? s->gs.n : 1) * sizeof *o);
-    if (!o) return -1;
-    for (size_t i = 0; i < s->gs.n; i++)
-        o[i] = (keyed){(uint64_t)s->gs.v[i].id ^ KEY_SIGN, 0, (uint32_t)i};
-    if (s->gs.n > 1) qsort(o, s->gs.n, sizeof *o, cmp_keyed);
     int64_t prev = 0;
-    for (size_t i = 0; i < s->gs.n; i++) {
-        const tdx_sumg *g = &s->gs.v[o[i].idx];
-        if (tw_record(tw, o[i].key)) prev = s->t0;
-        int64_t d[3] = {zdiff(g->creation, prev), g->start ? zdiff(g->start, g->creation) : 0,
-                        g->end ? zdiff(g->end, g->start ? g->start : g->creation) : 0};
+    tdx_sumgrec g;
+    int k;
+    while ((k = tdx_sumspill_next_g(w->sp, &g, w->err)) == 1) {
+        if (tw_record(tw, (uint64_t)g.id ^ KEY_SIGN)) prev = w->s->t0;
+        int64_t d[3] = {zdiff(g.creation, prev), g.start ? zdiff(g.start, g.creation) : 0,
+                        g.end ? zdiff(g.end, g.start ? g.start : g.creation) : 0};
         int64_t gran = on_gran(d[0]) && on_gran(d[1]) && on_gran(d[2]) ? GRAN : 1;
-        tw_u(tw, (uint64_t)(g->start != 0) | (uint64_t)(g->end != 0) << 1 |
-                     (uint64_t)(gran > 1) << 2 | (uint64_t)w->gsh.rank[w->gshape[o[i].idx]] << 3);
+        tw_u(tw, (uint64_t)(g.start != 0) | (uint64_t)(g.end != 0) << 1 |
+                     (uint64_t)(gran > 1) << 2 | (uint64_t)shapes_rank(&w->gsh, g_shape(&g)) << 3);
         tw_i(tw, d[0] / gran);
-        if (g->start) tw_i(tw, d[1] / gran);
-        if (g->end) tw_i(tw, d[2] / gran);
-        prev = g->creation;
+        if (g.start) tw_i(tw, d[1] / gran);
+        if (g.end) tw_i(tw, d[2] / gran);
+        prev = g.creation;
     }
-    free(o);
-    return 0;
+    return k < 0 ? -3 : 0;
 }
 
 /* EDGES, by operand: operator count, then the distinct operators ascending: the first relative
  * to the operand, the others as gaps - 1. */
 static int write_edges(sumw *w) {
-    const tdx_summary *s = w->s;
     tabw *tw = &w->t[T_EDGES];
-    size_t n = s->edge_a.n < s->edge_b.n ? s->edge_a.n : s->edge_b.n;
-    keyed *o = malloc((n ? n : 1) * sizeof *o);
-    if (!o) return -1;
-    for (size_t i = 0; i < n; i++)
-        o[i] = (keyed){(uint64_t)s->edge_b.v[i] ^ KEY_SIGN, (uint64_t)s->edge_a.v[i] ^ KEY_SIGN, 0};
-    if (n > 1) qsort(o, n, sizeof *o, cmp_keyed);
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1, cnt = 1;
-        for (; j < n && o[j].key == o[i].key; j++) cnt += o[j].key2 != o[j - 1].key2;
-        tw_record(tw, o[i].key);
-        tw_u(tw, cnt);
-        int64_t b = (int64_t)(o[i].key ^ KEY_SIGN);
-        tw_i(tw, zdiff((int64_t)(o[i].key2 ^ KEY_SIGN), b));
-        for (size_t k = i + 1; k < j; k++)
-            if (o[k].key2 != o[k - 1].key2) tw_u(tw, o[k].key2 - o[k - 1].key2 - 1);
-        i = j;
+    tdx_xrec r;
+    int k = tdx_xsort_next(w->sp->e, &r, w->err);
+    while (k == 1) {
+        uint64_t key = r.k1;
+        w->ops.n = 0;
+        for (; k == 1 && r.k1 == key; k = tdx_xsort_next(w->sp->e, &r, w->err))
+            if ((!w->ops.n || w->ops.v[w->ops.n - 1] != r.k2) && tdx_vec_push(&w->ops, r.k2))
+                return -1;
+        tw_record(tw, key);
+        tw_u(tw, w->ops.n);
+        tw_i(tw, zdiff((int64_t)(w->ops.v[0] ^ KEY_SIGN), (int64_t)(key ^ KEY_SIGN)));
+        for (size_t i = 1; i < w->ops.n; i++) tw_u(tw, w->ops.v[i] - w->ops.v[i - 1] - 1);
     }
-    free(o);
-    return 0;
+    return k < 0 ? -3 : 0;
 }
 
 /* TASKS, by id: u = start | end << 1 | parent << 2 | end g differs << 3 | granule 64 << 4 |
  * children << 5; shape; [start time and goroutine, deltas to the previous record's event], [end
  * time (to the start), end goroutine (to the start's, when it differs)], [parent id - id],
  * children ids (deltas from the id, in order). */
-static void write_task(sumw *w, tabw *tw, const tdx_sumtask *t, uint32_t ti, int64_t *pt,
-                       int64_t *pg) {
-    const tdx_summary *s = w->s;
-    bool sp = t->start.present, ep = t->end.present, par = t->parent != TDX_SUM_NONE;
+static void write_task(sumw *w, tabw *tw, const tdx_sumfold *t, int64_t *pt, int64_t *pg) {
+    bool sp = t->start.present, ep = t->end.present, par = t->has_parent;
     bool gd = sp && ep && t->end.g != t->start.g;
     int64_t ds = sp ? zdiff(t->start.time, *pt) : 0,
             de = ep ? zdiff(t->end.time, sp ? t->start.time : *pt) : 0;
     int64_t gran = on_gran(ds) && on_gran(de) ? GRAN : 1;
     tw_u(tw, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)par << 2 | (uint64_t)gd << 3 |
                  (uint64_t)(gran > 1) << 4 | (uint64_t)t->children.n << 5);
-    tw_u(tw, w->tsh.rank[w->tshape[ti]]);
+    tw_u(tw, shapes_rank(&w->tsh, ev_shape(t->name, &t->start, &t->end)));
     if (sp) {
         tw_i(tw, ds / gran);
         tw_i(tw, zdiff(t->start.g, *pg));
@@ -345,10 +365,10 @@ static void write_task(sumw *w, tabw *tw, const tdx_sumtask *t, uint32_t ti, int
             *pg = t->end.g;
         }
     }
-    if (par) tw_i(tw, zdiff((int64_t)s->tasks.v[t->parent].id, (int64_t)t->id));
+    if (par) tw_i(tw, zdiff((int64_t)t->parent, (int64_t)t->id));
     int64_t prev = (int64_t)t->id;
     for (size_t k = 0; k < t->children.n; k++) {
-        int64_t c = (int64_t)s->tasks.v[t->children.v[k]].id;
+        int64_t c = (int64_t)t->children.v[k];
         tw_i(tw, zdiff(c, prev));
         prev = c;
     }
@@ -367,9 +387,9 @@ static int put_time(tdx_buf *b, int64_t d, int64_t gran, bool *exact) {
     return tdx_ser_i(b, d / gran);
 }
 
-static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumtask *t, int64_t gran, bool *exact) {
-    const tdx_summary *s = w->s;
-    int64_t bt = t->start.present ? t->start.time : s->t0, bg = t->start.present ? t->start.g : 0;
+static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumfold *t, int64_t gran, bool *exact) {
+    int64_t bt = t->start.present ? t->start.time : w->s->t0,
+            bg = t->start.present ? t->start.g : 0;
     int rc = tdx_ser_u(b, t->nlogs);
     if (t->nlogs)
         rc |= put_time(b, zdiff(t->first_log.time, bt), gran, exact) |
@@ -383,9 +403,7 @@ static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumtask *t, int64_t gran, 
     rc |= tdx_ser_u(b, t->regions.n);
     int64_t pt = bt, pg = bg;
     for (size_t k = 0; k < t->regions.n && !rc; k++) {
-        uint32_t ri = t->regions.v[k];
-        const tdx_sumregion *r = &s->regions.v[ri];
-        if (r->task != t->id) return -2;
+        const tdx_sumregion *r = &t->regions.v[k];
         bool sp = r->start.present, ep = r->end.present, gd = sp && ep && r->end.g != r->start.g;
         int64_t g = sp ? r->start.g : r->end.g;
         uint64_t ref = 0;
@@ -395,7 +413,7 @@ static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumtask *t, int64_t gran, 
                 break;
             }
         rc |= tdx_ser_u(b, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)gd << 2 | ref << 3);
-        rc |= tdx_ser_u(b, w->rsh.rank[w->rshape[ri]]);
+        rc |= tdx_ser_u(b, shapes_rank(&w->rsh, ev_shape(r->name, &r->start, &r->end)));
         if (sp) rc |= put_time(b, zdiff(r->start.time, pt), gran, exact);
         if (ep) rc |= put_time(b, zdiff(r->end.time, sp ? r->start.time : pt), gran, exact);
         if ((sp || ep) && !ref) rc |= tdx_ser_i(b, zdiff(g, pg));
@@ -408,23 +426,31 @@ static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumtask *t, int64_t gran, 
     return rc ? -1 : 0;
 }
 
-static int write_tasks(sumw *w) {
-    const tdx_summary *s = w->s;
-    tabw *tw = &w->t[T_TASKS], *xw = &w->t[T_TASKX];
-    keyed *o = malloc((s->tasks.n ? s->tasks.n : 1) * sizeof *o);
-    if (!o) return -1;
-    for (size_t i = 0; i < s->tasks.n; i++) o[i] = (keyed){s->tasks.v[i].id, 0, (uint32_t)i};
-    if (s->tasks.n > 1) qsort(o, s->tasks.n, sizeof *o, cmp_keyed);
-    int64_t pt = 0, pg = 0;
-    int rc = 0;
-    for (size_t i = 0; i < s->tasks.n && !rc; i++) {
-        const tdx_sumtask *t = &s->tasks.v[o[i].idx];
-        if (i && o[i].key == o[i - 1].key) {
-            rc = -2;
-            break;
+/* The children attached to task id (attach records are by parent, then attaching event). */
+static int take_children(sumw *w, tdx_sumfold *f) {
+    for (;;) {
+        if (!w->athave) {
+            int k = tdx_xsort_next(w->sp->attach, &w->at, w->err);
+            if (k < 0) return -3;
+            w->athave = k ? 1 : 2;
         }
-        if (tw_record(tw, t->id)) pt = s->t0, pg = 0;
-        write_task(w, tw, t, o[i].idx, &pt, &pg);
+        if (w->athave == 2 || w->at.k1 > f->id) return 0;
+        if (w->at.k1 < f->id || w->at.n != 8) return -2; /* a parent without a record */
+        if (tdx_vec_push(&f->children, tdx_rd64(w->at.p))) return -1;
+        w->athave = 0;
+    }
+}
+
+static int write_tasks(sumw *w) {
+    tabw *tw = &w->t[T_TASKS], *xw = &w->t[T_TASKX];
+    if (tdx_xsort_rewind(w->sp->attach, w->err)) return -3;
+    int64_t pt = 0, pg = 0;
+    tdx_sumfold *t = &w->f;
+    int k, rc = 0;
+    while (!rc && (k = tdx_sumspill_next_task(w->sp, t, w->err)) == 1) {
+        if ((rc = take_children(w, t))) break;
+        if (tw_record(tw, t->id)) pt = w->s->t0, pg = 0;
+        write_task(w, tw, t, &pt, &pg);
         if (!t->nlogs && !t->goroutines.n && !t->regions.n) continue;
         bool exact = true;
         w->scratch.n = 0;
@@ -438,25 +464,28 @@ static int write_tasks(sumw *w) {
         tw_u(xw, (uint64_t)w->scratch.n << 1 | exact);
         if (tdx_buf_append(&xw->data, w->scratch.v, w->scratch.n)) rc = -1;
     }
-    free(o);
-    return rc;
+    if (rc) return rc;
+    if (k < 0) return -3;
+    if (!w->athave && tdx_xsort_next(w->sp->attach, &w->at, w->err) == 1) return -2;
+    return w->athave == 1 ? -2 : 0;
 }
 
 static void sumw_free(sumw *w) {
     for (int i = 0; i < T_COUNT; i++) {
         tdx_vec_free(&w->t[i].dir);
         tdx_vec_free(&w->t[i].data);
+        tdx_scratch_close(&w->t[i].file);
     }
     shapes_free(&w->gsh);
     shapes_free(&w->tsh);
     shapes_free(&w->rsh);
-    free(w->gshape);
-    free(w->tshape);
-    free(w->rshape);
+    tdx_sumfold_free(&w->f);
+    tdx_vec_free(&w->ops);
     tdx_vec_free(&w->scratch);
 }
 
-static int assemble(const tdx_summary *s, sumw *w, tdx_buf *out) {
+static int assemble(sumw *w, tdx_sumindex_put put, void *ctx) {
+    const tdx_summary *s = w->s;
     uint8_t h[SH_SIZE];
     memset(h, 0, sizeof h);
     /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): the magic has no NUL */
@@ -473,44 +502,75 @@ static int assemble(const tdx_summary *s, sumw *w, tdx_buf *out) {
     uint64_t off = SH_SIZE;
     for (int i = 0; i < T_COUNT; i++) {
         uint8_t *r = h + SH_TABLES + (size_t)i * TR_SIZE;
+        uint64_t len = w->t[i].base + w->t[i].data.n;
         tdx_le64(r + TR_NREC, w->t[i].nrec);
         tdx_le64(r + TR_NBLOCKS, w->t[i].nblocks);
         tdx_le64(r + TR_DIR, off);
         off += w->t[i].dir.n;
         tdx_le64(r + TR_DATA, off);
-        tdx_le64(r + TR_DATALEN, w->t[i].data.n);
-        off += w->t[i].data.n;
+        tdx_le64(r + TR_DATALEN, len);
+        off += len;
     }
     tdx_le64(h + SH_HASH, XXH3_64bits(h, SH_HASH));
-    if (tdx_vec_reserve(out, out->n + off) || tdx_buf_append(out, h, sizeof h)) return -1;
-    for (int i = 0; i < T_COUNT; i++)
-        if (tdx_buf_append(out, w->t[i].dir.v, w->t[i].dir.n) ||
-            tdx_buf_append(out, w->t[i].data.v, w->t[i].data.n))
-            return -1;
+    if (put(ctx, h, sizeof h, w->err)) return -3;
+    for (int i = 0; i < T_COUNT; i++) {
+        tabw *t = &w->t[i];
+        if (put(ctx, t->dir.v, t->dir.n, w->err) ||
+            (t->file.fd >= 0 && tdx_scratch_copy(&t->file, put, ctx, w->err)) ||
+            put(ctx, t->data.v, t->data.n, w->err))
+            return -3;
+    }
     return 0;
 }
 
-int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err) {
+int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside,
+                       tdx_sumindex_put put, void *ctx, tdx_err *err) {
     sumw w;
     memset(&w, 0, sizeof w);
     w.s = s;
-    for (int i = 0; i < T_COUNT; i++) w.t[i].t = i;
+    w.sp = sp;
+    w.err = err;
+    for (int i = 0; i < T_COUNT; i++) {
+        w.t[i].t = i;
+        w.t[i].file.fd = -1;
+        w.t[i].beside = beside;
+        w.t[i].err_out = err;
+    }
     int rc = collect_shapes(&w);
+    if (!rc) rc = tdx_sumspill_rewind(sp, err) ? -3 : 0;
     if (!rc) rc = write_goroutines(&w);
     if (!rc) rc = write_edges(&w);
     if (!rc) rc = write_tasks(&w);
     for (int i = 0; i < T_COUNT && !rc; i++) {
         tw_close(&w.t[i]);
-        if (w.t[i].err) rc = w.t[i].err == 2 ? -2 : -1;
+        if (w.t[i].err) rc = w.t[i].err == 3 ? -3 : w.t[i].err == 2 ? -2 : -1;
     }
-    if (!rc) rc = assemble(s, &w, out);
+    if (!rc) rc = assemble(&w, put, ctx);
     sumw_free(&w);
+    if (rc == -3) return -1; /* reported */
     if (rc == -2)
         return tdx_errf(
             err, TDX_EINDEX, TDX_NO_OFFSET,
             "internal error: the goroutine/task summary is inconsistent or too large to index");
     if (rc) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     return 0;
+}
+
+static int put_buf(void *ctx, const void *p, size_t n, tdx_err *err) {
+    return tdx_buf_append(ctx, p, n) ? tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory")
+                                     : 0;
+}
+
+int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err) {
+    tdx_sumspill sp;
+    if (tdx_sumspill_init(&sp, NULL, 0))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    int rc =
+        tdx_sumspill_put_all(&sp, s, err) || tdx_sumindex_write(&sp, s, NULL, put_buf, out, err)
+            ? -1
+            : 0;
+    tdx_sumspill_free(&sp);
+    return rc;
 }
 
 /* ==== reader ==== */

@@ -9,10 +9,19 @@
 #include "core/error.h"
 #include "core/mem.h"
 #include "index/summary.h"
+#include "index/sumspill.h"
 #include "index/viewgen.h"
 
-/* The section's bytes for a complete summary of the whole trace (layout in
- * docs/index-format.md). Fails only on memory exhaustion or a record too large to frame. */
+/* Receives the section's bytes in order. */
+typedef int (*tdx_sumindex_put)(void *ctx, const void *p, size_t n, tdx_err *err);
+
+/* The section (layout in docs/index-format.md) from a summary spilled into sp (its records; s
+ * gives the scalar fields), streamed to put. Tables that outgrow memory wait in scratch files
+ * beside `beside` (NULL: kept in memory). sp is read twice; it must not be added to after. */
+int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside,
+                       tdx_sumindex_put put, void *ctx, tdx_err *err);
+/* The section's bytes for a complete summary held in memory. Fails only on memory exhaustion
+ * or a record too large to frame. */
 int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err);
 
 /* Fills `s`, freshly initialized over the store the index's ids refer to, with exactly what

@@ -5,7 +5,6 @@
  * the summarizer never saw created), Go panics; here the event is recorded without the goroutine
  * part, so damaged or converted traces never crash. */
 #include "summary.h"
-#include "viewgen_ser.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +147,7 @@ static void task_add_g(tdx_summary *s, uint32_t ti, int64_t g) {
 static uint32_t region_add(tdx_summary *s, uint64_t task, uint32_t name) {
     tdx_sumregion r;
     memset(&r, 0, sizeof r);
+    r.seq = s->nevents - 1;
     r.task = task;
     r.name = name;
     if (s->regions.n >= UINT32_MAX - 1 || tdx_vec_push(&s->regions, r)) {
@@ -239,6 +239,7 @@ static void go_transition(tdx_summary *s, const tdx_event *e, const tdx_gen *g, 
     if (dies) {
         tdx_sumev t = ev_ref(s, e, g);
         g_finalize(s, gr, &t);
+        gr->gone = to == TDX_GO_NOTEXIST;
     }
 }
 
@@ -309,6 +310,7 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
             uint32_t pi = task_get_or_add(s, parent);
             if (pi == TDX_SUM_NONE) break;
             s->tasks.v[ti].parent = pi;
+            s->tasks.v[ti].parent_ev = s->nevents - 1;
             if (tdx_vec_push(&s->tasks.v[pi].children, ti)) s->oom = 1;
         }
         break;
@@ -446,130 +448,4 @@ out:
     tdx_vec_free(&list);
     tdx_vec_free(&stack);
     return rc;
-}
-
-/* ---- persistence (the index stores the summary of the whole trace) ---- */
-
-static int save_sumev(tdx_buf *b, const tdx_sumev *e) {
-    return tdx_ser_u(b, e->present) | tdx_ser_i(b, e->time) | tdx_ser_i(b, e->g) |
-           tdx_ser_u(b, e->stack);
-}
-
-static void load_sumev(tdx_deser *d, tdx_sumev *e, uint64_t nnodes) {
-    e->present = tdx_deser_u(d) != 0;
-    e->time = tdx_deser_i(d);
-    e->g = tdx_deser_i(d);
-    e->stack = tdx_deser_u32(d, nnodes);
-}
-
-int tdx_summary_save(const tdx_summary *s, tdx_buf *b) {
-    int rc = tdx_ser_u(b, s->nevents) | tdx_ser_i(b, s->t0) | tdx_ser_i(b, s->last_ts) |
-             tdx_ser_i(b, s->sync_ts) | tdx_ser_u(b, s->valid_events) | tdx_ser_i(b, s->valid_end) |
-             tdx_ser_i(b, s->max_proc) | tdx_ser_i(b, s->valid_max_proc);
-    rc |= tdx_ser_u(b, s->gs.n);
-    for (size_t i = 0; i < s->gs.n && !rc; i++) {
-        const tdx_sumg *g = &s->gs.v[i];
-        rc |= tdx_ser_i(b, g->id) | tdx_ser_i(b, g->creation) | tdx_ser_i(b, g->start) |
-              tdx_ser_i(b, g->end) | tdx_ser_u(b, g->name) | tdx_ser_u(b, g->pc);
-    }
-    rc |= tdx_ser_u(b, s->regions.n);
-    for (size_t i = 0; i < s->regions.n && !rc; i++) {
-        const tdx_sumregion *r = &s->regions.v[i];
-        rc |= tdx_ser_u(b, r->task) | tdx_ser_u(b, r->name) | save_sumev(b, &r->start) |
-              save_sumev(b, &r->end);
-    }
-    rc |= tdx_ser_u(b, s->tasks.n);
-    for (size_t i = 0; i < s->tasks.n && !rc; i++) {
-        const tdx_sumtask *t = &s->tasks.v[i];
-        rc |= tdx_ser_u(b, t->id) | tdx_ser_u(b, t->name) |
-              tdx_ser_u(b, t->parent == TDX_SUM_NONE ? 0 : (uint64_t)t->parent + 1);
-        rc |= save_sumev(b, &t->start) | save_sumev(b, &t->end) | save_sumev(b, &t->first_log);
-        rc |= tdx_ser_u(b, t->nlogs) | tdx_ser_u(b, t->children.n);
-        for (size_t k = 0; k < t->children.n; k++) rc |= tdx_ser_u(b, t->children.v[k]);
-        rc |= tdx_ser_u(b, t->regions.n);
-        for (size_t k = 0; k < t->regions.n; k++) rc |= tdx_ser_u(b, t->regions.v[k]);
-        rc |= tdx_ser_u(b, t->goroutines.n);
-        for (size_t k = 0; k < t->goroutines.n; k++) rc |= tdx_ser_i(b, t->goroutines.v[k]);
-    }
-    rc |= tdx_ser_u(b, s->edge_a.n);
-    for (size_t i = 0; i < s->edge_a.n && !rc; i++)
-        rc |= tdx_ser_i(b, s->edge_a.v[i]) | tdx_ser_i(b, s->edge_b.v[i]) |
-              tdx_ser_u(b, s->edge_ev.v[i]);
-    return rc ? -1 : 0;
-}
-
-int tdx_summary_load(tdx_summary *s, const uint8_t *p, size_t n, tdx_err *err) {
-    tdx_deser d = {p, p + n, 0};
-    uint64_t nstr = tdx_vgstore_nstrings(s->store), nnodes = tdx_vgstore_nnodes(s->store);
-    s->nevents = tdx_deser_u(&d);
-    s->t0 = tdx_deser_i(&d);
-    s->last_ts = tdx_deser_i(&d);
-    s->sync_ts = tdx_deser_i(&d);
-    s->valid_events = tdx_deser_u(&d);
-    s->valid_end = tdx_deser_i(&d);
-    s->max_proc = tdx_deser_i(&d);
-    s->valid_max_proc = tdx_deser_i(&d);
-    uint64_t ng = tdx_deser_u(&d);
-    if (d.bad || ng > n) goto bad;
-    for (uint64_t i = 0; i < ng && !d.bad; i++) {
-        tdx_sumg g;
-        memset(&g, 0, sizeof g);
-        g.id = tdx_deser_i(&d);
-        g.creation = tdx_deser_i(&d);
-        g.start = tdx_deser_i(&d);
-        g.end = tdx_deser_i(&d);
-        g.name = tdx_deser_u32(&d, nstr);
-        g.pc = tdx_deser_u(&d);
-        if (tdx_vec_push(&s->gs, g) || tdx_hmap_put(&s->g_idx, (uint64_t)g.id, (uint32_t)i))
-            goto oom;
-    }
-    uint64_t nr = tdx_deser_u(&d);
-    if (d.bad || nr > n) goto bad;
-    for (uint64_t i = 0; i < nr && !d.bad; i++) {
-        tdx_sumregion r;
-        memset(&r, 0, sizeof r);
-        r.task = tdx_deser_u(&d);
-        r.name = tdx_deser_u32(&d, nstr);
-        load_sumev(&d, &r.start, nnodes);
-        load_sumev(&d, &r.end, nnodes);
-        if (tdx_vec_push(&s->regions, r)) goto oom;
-    }
-    uint64_t nt = tdx_deser_u(&d);
-    if (d.bad || nt > n) goto bad;
-    for (uint64_t i = 0; i < nt && !d.bad; i++) {
-        tdx_sumtask t;
-        memset(&t, 0, sizeof t);
-        t.id = tdx_deser_u(&d);
-        t.name = tdx_deser_u32(&d, nstr);
-        uint64_t parent = tdx_deser_u(&d);
-        t.parent = parent == 0 ? TDX_SUM_NONE : (uint32_t)(parent - 1);
-        if (parent > nt) d.bad = 1;
-        load_sumev(&d, &t.start, nnodes);
-        load_sumev(&d, &t.end, nnodes);
-        load_sumev(&d, &t.first_log, nnodes);
-        t.nlogs = tdx_deser_u(&d);
-        uint64_t k = tdx_deser_u(&d);
-        for (uint64_t j = 0; j < k && !d.bad && j <= n; j++)
-            if (tdx_vec_push(&t.children, tdx_deser_u32(&d, nt))) goto oom;
-        k = tdx_deser_u(&d);
-        for (uint64_t j = 0; j < k && !d.bad && j <= n; j++)
-            if (tdx_vec_push(&t.regions, tdx_deser_u32(&d, nr))) goto oom;
-        k = tdx_deser_u(&d);
-        for (uint64_t j = 0; j < k && !d.bad && j <= n; j++)
-            if (tdx_vec_push(&t.goroutines, tdx_deser_i(&d))) goto oom;
-        if (tdx_vec_push(&s->tasks, t) || tdx_hmap_put(&s->t_idx, t.id, (uint32_t)i)) goto oom;
-    }
-    uint64_t ne = tdx_deser_u(&d);
-    if (d.bad || ne > n) goto bad;
-    for (uint64_t i = 0; i < ne && !d.bad; i++) {
-        if (tdx_vec_push(&s->edge_a, tdx_deser_i(&d)) ||
-            tdx_vec_push(&s->edge_b, tdx_deser_i(&d)) || tdx_vec_push(&s->edge_ev, tdx_deser_u(&d)))
-            goto oom;
-    }
-    if (d.bad || d.p != d.end) goto bad;
-    return 0;
-bad:
-    return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "damaged goroutine/task summary in the index");
-oom:
-    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
 }

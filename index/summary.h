@@ -28,6 +28,7 @@ typedef struct tdx_sumg {
     int64_t end;      /* EndTime (0 = did not end) */
     uint32_t name;    /* string id of the entry function (0 = unnamed) */
     uint64_t pc;
+    bool gone;                /* it ended (NotExist): nothing changes its record any more */
     TDX_VEC(uint32_t) active; /* open regions: region index, or TDX_SUM_SYNTH */
 } tdx_sumg;
 
@@ -35,6 +36,7 @@ typedef struct tdx_sumg {
 #define TDX_SUM_NONE UINT32_MAX
 
 typedef struct tdx_sumregion {
+    uint64_t seq; /* index of the event that made it: regions are listed in this order */
     uint64_t task;
     uint32_t name; /* region type (string id) */
     tdx_sumev start, end;
@@ -42,8 +44,9 @@ typedef struct tdx_sumregion {
 
 typedef struct tdx_sumtask {
     uint64_t id;
-    uint32_t name;   /* task type (string id) */
-    uint32_t parent; /* task index, or TDX_SUM_NONE */
+    uint32_t name;      /* task type (string id) */
+    uint32_t parent;    /* task index, or TDX_SUM_NONE */
+    uint64_t parent_ev; /* index of the event that set the parent: children are in this order */
     tdx_sumev start, end;
     tdx_sumev first_log; /* earliest log event (first wins on ties) */
     uint64_t nlogs;
@@ -107,10 +110,5 @@ int tdx_summary_related(const tdx_summary *s, int64_t goid, uint64_t nevents, in
  * t0/tend for missing start/end events. *out (malloc'd) holds task indexes. */
 int tdx_summary_task_list(const tdx_summary *s, uint32_t task, int64_t t0, int64_t tend,
                           uint32_t **out, size_t *n);
-
-/* Serialization (the store must be the one the summary's ids refer to); load into a summary
- * freshly initialized over the reloaded store. */
-int tdx_summary_save(const tdx_summary *s, tdx_buf *out);
-int tdx_summary_load(tdx_summary *s, const uint8_t *p, size_t n, tdx_err *err);
 
 #endif

@@ -15,15 +15,11 @@
  * it and every id is the same whatever the scheduling. */
 #include "viewbuild.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include "core/hmap.h"
@@ -32,7 +28,9 @@
 #include "index/evcodec.h"
 #include "index/format.h"
 #include "index/jsonout.h"
+#include "index/scratch.h"
 #include "index/sumindex.h"
+#include "index/sumspill.h"
 #include "index/summary.h"
 #include "index/vevser.h"
 #include "index/viewgen.h"
@@ -116,6 +114,7 @@ typedef struct worker {
     vview v[2];
     bool summary;
     tdx_summary sum;
+    tdx_sumspill spill;
     tdx_jsplit split;
     bool has_split;
     tdx_hmap alive;
@@ -125,10 +124,7 @@ typedef struct worker {
     uint64_t k;     /* the current interval */
     uint64_t nck;
     tdx_buf scratch, blockbuf;
-    /* the scratch file of blobs */
-    int fd;
-    uint64_t flen;
-    tdx_buf fbuf; /* written in large pieces */
+    tdx_scratch file; /* the scratch file of blobs */
     uint64_t state_bytes;
     tdx_err err;
     int failed;
@@ -184,56 +180,28 @@ static bool keep_goroutine(void *ctx, int64_t id) {
 
 /* ---- the scratch file of blobs ---- */
 
-static int open_scratch(worker *w) {
-    char *dup = strdup(tdx_iwriter_temp_path(w->sh->iw));
-    if (!dup) return oom(w);
-    const char *dir = dirname(dup);
-    w->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (w->fd < 0) { /* no O_TMPFILE here: a named file, removed at once */
-        size_t n = strlen(dir) + 32;
-        char *path = malloc(n);
-        if (path) {
-            snprintf(path, n, "%s/.traceidx.XXXXXX", dir);
-            w->fd = mkostemp(path, O_CLOEXEC);
-            if (w->fd >= 0) unlink(path);
-            free(path);
-        }
-    }
-    int e = errno;
-    free(dup);
-    if (w->fd < 0) {
-        tdx_errf(&w->err, TDX_EIO, TDX_NO_OFFSET,
-                 "cannot create a scratch file beside the index: %s", strerror(e));
-        w->failed = 1;
-        return -1;
-    }
-    return 0;
-}
-
-static int flush_scratch(worker *w) {
-    size_t off = 0;
-    while (off < w->fbuf.n) {
-        ssize_t k = write(w->fd, w->fbuf.v + off, w->fbuf.n - off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            tdx_errf(&w->err, TDX_EIO, TDX_NO_OFFSET, "cannot write the scratch file: %s",
-                     k < 0 ? strerror(errno) : "no space");
-            w->failed = 1;
-            return -1;
-        }
-        off += (size_t)k;
-    }
-    w->fbuf.n = 0;
-    return 0;
+static int scratch_failed(worker *w) {
+    w->failed = 1;
+    return -1;
 }
 
 static int put_blob(worker *w, const void *p, size_t n, uint8_t *ref) {
-    tdx_le64(ref + BL_OFF, w->flen);
+    tdx_le64(ref + BL_OFF, w->file.len);
     tdx_le64(ref + BL_LEN, n);
     tdx_le64(ref + BL_HASH, XXH3_64bits(p, n));
-    if (n && tdx_buf_append(&w->fbuf, p, n)) return oom(w);
-    w->flen += n;
-    return w->fbuf.n >= (1u << 20) ? flush_scratch(w) : 0;
+    return tdx_scratch_put(&w->file, p, n, &w->err) ? scratch_failed(w) : 0;
+}
+
+/* ---- the summary ---- */
+
+/* Settled summary records leave memory at each generation boundary (index/sumspill.c). */
+static int summarize(worker *w, const tdx_event *e) {
+    if (e->kind == TDX_KIND_SYNC && w->sum.nevents &&
+        tdx_sumspill_compact(&w->spill, &w->sum, &w->err)) {
+        w->failed = 1;
+        return -1;
+    }
+    return tdx_summary_event(&w->sum, e, w->sh->tabs) ? oom(w) : 0;
 }
 
 /* ---- recording what the generators emit ---- */
@@ -472,7 +440,7 @@ static int finish_views(worker *w) {
         if (put_blob(w, w->scratch.v, w->scratch.n, h + VH_TREE)) return -1;
         if (cross_blobs(w, v)) return -1;
     }
-    return flush_scratch(w);
+    return tdx_scratch_flush(&w->file, &w->err) ? scratch_failed(w) : 0;
 }
 
 /* ---- a worker's pass ---- */
@@ -556,7 +524,7 @@ static int worker_run(worker *w) {
             const tdx_event *e = &evs[i];
             if (idx == 0) w->t0 = e->time;
             if (idx % sh->every == 0) rc = checkpoint(w, idx, e->time - w->t0);
-            if (!rc && w->summary && tdx_summary_event(&w->sum, e, sh->tabs)) rc = oom(w);
+            if (!rc && w->summary) rc = summarize(w, e);
             for (int vi = 0; vi < w->nviews && !rc; vi++)
                 if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
             if (!rc) rc = track(w, e);
@@ -590,21 +558,23 @@ static void worker_free(worker *w) {
         tdx_vec_free(&v->dropped);
     }
     if (w->has_split) tdx_jsplit_free(&w->split);
-    if (w->summary) tdx_summary_free(&w->sum);
+    if (w->summary) {
+        tdx_summary_free(&w->sum);
+        tdx_sumspill_free(&w->spill);
+    }
     tdx_hmap_free(&w->alive);
     tdx_hmap_free(&w->found);
     idset_free(&w->dead);
     tdx_vec_free(&w->scratch);
     tdx_vec_free(&w->blockbuf);
-    tdx_vec_free(&w->fbuf);
-    if (w->fd >= 0) close(w->fd);
+    tdx_scratch_close(&w->file);
 }
 
 static int worker_init(worker *w, shared *sh, int index) {
     memset(w, 0, sizeof *w);
     w->sh = sh;
     w->index = index;
-    w->fd = -1;
+    w->file.fd = -1;
     static const int views[NWORKERS][2] = {{TDX_VIEW_PROC, -1},
                                            {TDX_VIEW_THREAD, TDX_VIEW_GOROUTINE}};
     for (int i = 0; i < 2 && views[index][i] >= 0; i++) {
@@ -630,9 +600,14 @@ static int worker_init(worker *w, shared *sh, int index) {
             v->split = &w->split;
             w->summary = true;
             tdx_summary_init(&w->sum, &sh->store);
+            if (tdx_sumspill_init(&w->spill, tdx_iwriter_temp_path(sh->iw),
+                                  sh->opts->sort_budget ? sh->opts->sort_budget
+                                                        : TDX_SORT_BUDGET_DEFAULT))
+                return oom(w);
         }
     }
-    return open_scratch(w);
+    return tdx_scratch_open(&w->file, tdx_iwriter_temp_path(sh->iw), &w->err) ? scratch_failed(w)
+                                                                              : 0;
 }
 
 /* ---- the phase ---- */
@@ -667,29 +642,19 @@ static int preload(shared *sh) {
     return 0;
 }
 
+static int put_stream(void *iw, const void *p, size_t n, tdx_err *err) {
+    uint64_t at;
+    return tdx_iwriter_stream_put(iw, p, n, &at, err);
+}
+
 /* Appends the workers' scratch files to VIEWDATA and rebases their blob references. */
 static int append_data(shared *sh, worker *ws, tdx_err *err) {
     tdx_iwriter *iw = sh->iw;
     if (tdx_iwriter_stream_begin(iw, TDX_SEC_VIEWDATA, err)) return -1;
     uint64_t base = 0;
-    uint8_t *buf = malloc(1 << 20);
-    if (!buf) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     for (int wi = 0; wi < NWORKERS; wi++) {
         worker *w = &ws[wi];
-        for (uint64_t off = 0; off < w->flen;) {
-            size_t want = w->flen - off < (1 << 20) ? (size_t)(w->flen - off) : (size_t)1 << 20;
-            ssize_t k = pread(w->fd, buf, want, (off_t)off);
-            if (k <= 0) {
-                free(buf);
-                return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot read the scratch file back");
-            }
-            uint64_t at;
-            if (tdx_iwriter_stream_put(iw, buf, (size_t)k, &at, err)) {
-                free(buf);
-                return -1;
-            }
-            off += (uint64_t)k;
-        }
+        if (tdx_scratch_copy(&w->file, put_stream, iw, err)) return -1;
         for (int i = 0; i < w->nviews; i++) {
             vview *v = &w->v[i];
             uint8_t *refs[3] = {v->hdr + VH_TREE, v->hdr + VH_FINAL, v->hdr + VH_NAMES};
@@ -701,9 +666,8 @@ static int append_data(shared *sh, worker *ws, tdx_err *err) {
                     tdx_le64(ref + BL_OFF, tdx_rd64(ref + BL_OFF) + base);
                 }
         }
-        base += w->flen;
+        base += w->file.len;
     }
-    free(buf);
     return tdx_iwriter_stream_end(iw, err);
 }
 
@@ -755,11 +719,11 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     if (tdx_iwriter_section(iw, TDX_SEC_RANGES, r.v, r.n, err)) goto fail;
     /* SUMMARY is blocked: a query checks only the blocks it reads (index/sumindex.c). */
     r.n = 0;
-    uint64_t soff;
     if (w0->sum.oom) goto oom;
-    if (tdx_sumindex_save(&w0->sum, &r, err) ||
+    if (tdx_sumspill_put_all(&w0->spill, &w0->sum, err) ||
         tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
-        tdx_iwriter_stream_put(iw, r.v, r.n, &soff, err) || tdx_iwriter_stream_end(iw, err))
+        tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), put_stream, iw, err) ||
+        tdx_iwriter_stream_end(iw, err))
         goto fail;
     r.n = 0;
     if (tdx_vgstore_save(&sh->store, &r)) goto oom;

@@ -10,10 +10,13 @@
 #include "index/writer.h"
 
 #define TDX_CKPT_EVENTS_DEFAULT 131072
+#define TDX_SORT_BUDGET_DEFAULT ((size_t)16 << 20)
 
 typedef struct tdx_viewbuild_opts {
     uint64_t ckpt_events; /* events between checkpoints (0: TDX_CKPT_EVENTS_DEFAULT) */
     int jobs;             /* 1: one thread; more: the views are split over two threads */
+    size_t sort_budget;   /* bytes each of the summary's external sorts keeps in memory
+                             (0: TDX_SORT_BUDGET_DEFAULT) */
     /* Progress, called every few blocks: events done and total. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total, uint64_t events);
     void *progress_ctx;

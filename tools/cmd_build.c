@@ -16,7 +16,8 @@
 #include "index/writer.h"
 
 static const char build_help[] =
-    "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose] [--checkpoint-every N]\n\n"
+    "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose] [--checkpoint-every N]\n"
+    "                     [--sort-budget BYTES]\n\n"
     "Reads TRACE once (ordering and validating it exactly as Go's parser does) and writes a\n"
     "compact, checksummed index to OUT (default: TRACE.tidx), atomically: a temporary file beside\n"
     "OUT is synced and renamed over it only when complete. OUT is never overwritten unless it is\n"
@@ -25,7 +26,10 @@ static const char build_help[] =
     "  --quiet    no progress on stderr\n"
     "  --verbose  say how the trace was read and what the views stored\n"
     "  --checkpoint-every N  events between the viewer checkpoints queries start from\n"
-    "             (default 131072: smaller = faster small windows, larger index)\n";
+    "             (default 131072: smaller = faster small windows, larger index)\n"
+    "  --sort-budget BYTES  memory for each of the four external sorts of Go's summary\n"
+    "             (task parts, goroutines, unblockings, parents); beyond it they spill to\n"
+    "             scratch files beside OUT (default 16 MiB; the index is the same for any)\n";
 
 /* Refuses to replace something that is not an index (or a path we cannot inspect). */
 static int check_target(const char *out) {
@@ -64,6 +68,7 @@ int cmd_build(int argc, char **argv) {
     int jobs = tdx_ncpus(), jr;
     bool quiet = false, verbose = false;
     uint64_t every = TDX_CKPT_EVENTS_DEFAULT;
+    unsigned long long budget = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(build_help, stdout);
@@ -81,6 +86,10 @@ int cmd_build(int argc, char **argv) {
             char *end;
             if (++i >= argc || !(every = strtoull(argv[i], &end, 10)) || *end)
                 return cli_usage_error("build", "--checkpoint-every needs a positive event count");
+        } else if (!strcmp(argv[i], "--sort-budget")) {
+            char *end;
+            if (++i >= argc || !(budget = strtoull(argv[i], &end, 10)) || *end)
+                return cli_usage_error("build", "--sort-budget needs a positive byte count");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("build", "unknown option %s", argv[i]);
         } else if (!path) {
@@ -166,8 +175,11 @@ int cmd_build(int argc, char **argv) {
     /* Phase 2: the viewer generators over the written events (checkpoints, ranges, summary). */
     cli_progress_init(&prog, "build (views)", quiet);
     views_progress vp = {&prog, src.size};
-    tdx_viewbuild_opts vo = {
-        .ckpt_events = every, .jobs = jobs, .progress = views_progress_update, .progress_ctx = &vp};
+    tdx_viewbuild_opts vo = {.ckpt_events = every,
+                             .jobs = jobs,
+                             .sort_budget = (size_t)budget,
+                             .progress = views_progress_update,
+                             .progress_ctx = &vp};
     tdx_viewbuild_stats vs;
     int vrc = tdx_viewbuild(w, &vo, &vs, &err);
     cli_progress_end(&prog);

@@ -139,17 +139,20 @@ def trace_path(name):
 
 
 def check_index(tdx, name, tmp):
-    """build is byte-identical for -j 1, 2 and 4, and the index gives back the trace's events."""
+    """build is byte-identical for -j 1, 2 and 4 and for a 4 KiB summary sort budget (every
+    sort spilling runs to merge), and the index gives back the trace's events."""
     trace = trace_path(name)
     outs = []
-    for j in ("1", "2", "4"):
-        out = os.path.join(tmp, "%s.j%s.tidx" % (name, j))
-        p = run([tdx, "build", "--quiet", "-j", j, trace, "-o", out], timeout=900)
+    for j, extra in (("1", []), ("2", []), ("4", []), ("2", ["--sort-budget", "4096"])):
+        out = os.path.join(tmp, "%s.j%s%s.tidx" % (name, j, "s" if extra else ""))
+        p = run([tdx, "build", "--quiet", "-j", j] + extra + [trace, "-o", out], timeout=900)
         if p.returncode != 0:
-            fail("build -j %s failed: %s" % (j, p.stderr.decode()))
+            fail("build -j %s %s failed: %s" % (j, " ".join(extra), p.stderr.decode()))
         outs.append(open(out, "rb").read())
     if outs[1] != outs[0] or outs[2] != outs[0]:
         fail("the index differs between -j 1, -j 2 and -j 4")
+    if outs[3] != outs[0]:
+        fail("the index differs with --sort-budget 4096 (the summary's sorts spilled)")
     want = run([tdx, "dump", "--events", "-j", "2", trace], timeout=900).stdout
     got = run([tdx, "dump", "--events", os.path.join(tmp, name + ".j1.tidx")], timeout=900)
     if got.returncode != 0 or got.stdout != want:

@@ -51,6 +51,7 @@ static void add_task(tdx_summary *s, uint64_t id) {
 
 static void link_parent(tdx_summary *s, uint32_t child, uint32_t parent) {
     s->tasks.v[child].parent = parent;
+    s->tasks.v[child].parent_ev = child; /* links are made in increasing child order */
     cr_assert_eq(tdx_vec_push(&s->tasks.v[parent].children, child), 0);
 }
 
@@ -162,6 +163,7 @@ static void build(fixture *f, uint64_t seed, size_t ng, size_t ne, size_t nt, bo
         for (size_t k = 0; k < nr; k++) {
             tdx_sumregion r;
             memset(&r, 0, sizeof r);
+            r.seq = s->regions.n;
             r.task = t->id;
             r.name = (uint32_t)below(&st, f->nstr);
             r.start = mkev(&st, f, s->t0 + (int64_t)k * 1000, 95);

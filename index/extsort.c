@@ -1,0 +1,224 @@
+/* extsort.c: sorted runs in memory, spilled to one scratch file when over budget, k-way merged
+ * through a small heap. A run on disk is a sequence of (k1, k2: u64 LE, n: u32 LE, payload). */
+#include "extsort.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/format.h"
+
+#define HDR 20
+#define READ_CHUNK (64u << 10)
+
+typedef struct mrec {
+    uint64_t k1, k2;
+    size_t off; /* in data: also the order of insertion */
+    uint32_t n;
+} mrec;
+
+typedef struct run {
+    uint64_t off, len; /* in the scratch file */
+    uint64_t pos;      /* next byte to read */
+    tdx_buf buf;
+    size_t at;     /* the head's first byte in buf */
+    size_t curlen; /* and its length (0: none yet) */
+    tdx_xrec cur;  /* the run's head */
+} run;
+
+struct tdx_xsort {
+    const char *beside;
+    size_t budget;
+    tdx_buf data;
+    TDX_VEC(mrec) recs;
+    tdx_scratch file;
+    TDX_VEC(run) runs;
+    size_t *heap; /* run indexes, smallest head first */
+    size_t nheap;
+    size_t next; /* reading the in-memory run: next record */
+    int reading; /* 0: adding; 1: in memory; 2: merging runs */
+    uint64_t count;
+};
+
+static int nomem(tdx_err *err) {
+    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
+
+tdx_xsort *tdx_xsort_new(const char *beside, size_t budget) {
+    tdx_xsort *x = calloc(1, sizeof *x);
+    if (!x) return NULL;
+    x->beside = beside;
+    x->budget = budget < 4096 ? 4096 : budget;
+    x->file.fd = -1;
+    return x;
+}
+
+void tdx_xsort_free(tdx_xsort *x) {
+    if (!x) return;
+    tdx_vec_free(&x->data);
+    tdx_vec_free(&x->recs);
+    for (size_t i = 0; i < x->runs.n; i++) tdx_vec_free(&x->runs.v[i].buf);
+    tdx_vec_free(&x->runs);
+    free(x->heap);
+    tdx_scratch_close(&x->file);
+    free(x);
+}
+
+uint64_t tdx_xsort_count(const tdx_xsort *x) {
+    return x->count;
+}
+size_t tdx_xsort_runs(const tdx_xsort *x) {
+    return x->runs.n;
+}
+
+static int cmp_mrec(const void *a, const void *b) {
+    const mrec *x = a, *y = b;
+    if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
+    if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static void sort_mem(tdx_xsort *x) {
+    if (x->recs.n > 1) qsort(x->recs.v, x->recs.n, sizeof *x->recs.v, cmp_mrec);
+}
+
+/* Sorts the records in memory and appends them to the scratch file as one run. */
+static int spill(tdx_xsort *x, tdx_err *err) {
+    if (x->file.fd < 0 && tdx_scratch_open(&x->file, x->beside, err)) return -1;
+    sort_mem(x);
+    run r;
+    memset(&r, 0, sizeof r);
+    r.off = x->file.len;
+    for (size_t i = 0; i < x->recs.n; i++) {
+        const mrec *m = &x->recs.v[i];
+        uint8_t h[HDR];
+        tdx_le64(h, m->k1);
+        tdx_le64(h + 8, m->k2);
+        tdx_le32(h + 16, m->n);
+        if (tdx_scratch_put(&x->file, h, HDR, err) ||
+            tdx_scratch_put(&x->file, x->data.v + m->off, m->n, err))
+            return -1;
+    }
+    r.len = x->file.len - r.off;
+    if (tdx_vec_push(&x->runs, r)) return nomem(err);
+    x->recs.n = 0;
+    x->data.n = 0;
+    return 0;
+}
+
+int tdx_xsort_add(tdx_xsort *x, uint64_t k1, uint64_t k2, const void *p, size_t n, tdx_err *err) {
+    if (x->reading)
+        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: sort input after reading");
+    if (n > UINT32_MAX) return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "sort record too large");
+    mrec m = {k1, k2, x->data.n, (uint32_t)n};
+    if (tdx_vec_push(&x->recs, m) || (n && tdx_buf_append(&x->data, p, n))) return nomem(err);
+    x->count++;
+    if (x->data.n + x->recs.n * sizeof(mrec) > x->budget) return spill(x, err);
+    return 0;
+}
+
+/* Makes the run's next record its head; 0 at its end. */
+static int run_advance(tdx_xsort *x, run *r, tdx_err *err) {
+    r->at += r->curlen;
+    r->curlen = 0;
+    for (;;) {
+        size_t have = r->buf.n - r->at;
+        size_t need = HDR;
+        if (have >= HDR) need = HDR + tdx_rd32(r->buf.v + r->at + 16);
+        if (have >= need) break;
+        uint64_t left = r->off + r->len - r->pos;
+        if (!left) {
+            if (have)
+                return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "the sort's scratch file is short");
+            return 0;
+        }
+        memmove(r->buf.v, r->buf.v + r->at, have);
+        r->buf.n = have;
+        r->at = 0;
+        size_t want = need - have > READ_CHUNK ? need - have : READ_CHUNK;
+        if (want > left) want = (size_t)left;
+        if (tdx_vec_reserve(&r->buf, have + want)) return nomem(err);
+        if (tdx_scratch_read(&x->file, r->pos, r->buf.v + have, want, err)) return -1;
+        r->buf.n += want;
+        r->pos += want;
+    }
+    const uint8_t *h = r->buf.v + r->at;
+    r->cur.k1 = tdx_rd64(h);
+    r->cur.k2 = tdx_rd64(h + 8);
+    r->cur.n = tdx_rd32(h + 16);
+    r->cur.p = h + HDR;
+    r->curlen = HDR + (size_t)r->cur.n;
+    return 1;
+}
+
+/* Heap order: keys, then the earlier run (so equal keys keep their order of insertion). */
+static int less(const tdx_xsort *x, size_t a, size_t b) {
+    const tdx_xrec *p = &x->runs.v[a].cur, *q = &x->runs.v[b].cur;
+    if (p->k1 != q->k1) return p->k1 < q->k1;
+    if (p->k2 != q->k2) return p->k2 < q->k2;
+    return a < b;
+}
+
+static void sift_down(tdx_xsort *x, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < x->nheap && less(x, x->heap[l], x->heap[m])) m = l;
+        if (l + 1 < x->nheap && less(x, x->heap[l + 1], x->heap[m])) m = l + 1;
+        if (m == i) return;
+        size_t t = x->heap[i];
+        x->heap[i] = x->heap[m];
+        x->heap[m] = t;
+        i = m;
+    }
+}
+
+int tdx_xsort_rewind(tdx_xsort *x, tdx_err *err) {
+    if (!x->reading) {
+        if (x->runs.n && x->recs.n && spill(x, err)) return -1;
+        if (x->runs.n) {
+            if (tdx_scratch_flush(&x->file, err)) return -1;
+            tdx_vec_free(&x->data);
+            tdx_vec_free(&x->recs);
+            x->heap = malloc(x->runs.n * sizeof *x->heap);
+            if (!x->heap) return nomem(err);
+            x->reading = 2;
+        } else {
+            sort_mem(x);
+            x->reading = 1;
+        }
+    }
+    x->next = 0;
+    if (x->reading == 1) return 0;
+    x->nheap = 0;
+    for (size_t i = 0; i < x->runs.n; i++) {
+        run *r = &x->runs.v[i];
+        r->pos = r->off;
+        r->buf.n = r->at = r->curlen = 0;
+        int k = run_advance(x, r, err);
+        if (k < 0) return -1;
+        if (k) x->heap[x->nheap++] = i;
+    }
+    for (size_t i = x->nheap / 2; i-- > 0;) sift_down(x, i);
+    return 0;
+}
+
+int tdx_xsort_next(tdx_xsort *x, tdx_xrec *r, tdx_err *err) {
+    if (x->reading == 1) {
+        if (x->next >= x->recs.n) return 0;
+        const mrec *m = &x->recs.v[x->next++];
+        *r = (tdx_xrec){m->k1, m->k2, x->data.v + m->off, m->n};
+        return 1;
+    }
+    if (x->reading != 2 || !x->nheap) return 0;
+    /* The head handed out last time is advanced only now, so its payload stayed valid. */
+    if (x->next) {
+        run *top = &x->runs.v[x->heap[0]];
+        int k = run_advance(x, top, err);
+        if (k < 0) return -1;
+        if (!k) x->heap[0] = x->heap[--x->nheap];
+        if (x->nheap) sift_down(x, 0);
+        if (!x->nheap) return 0;
+    }
+    x->next = 1;
+    *r = x->runs.v[x->heap[0]].cur;
+    return 1;
+}

@@ -1,0 +1,348 @@
+/* sumspill.c: the summary's settled records moved to external sorts and folded back by key.
+ *
+ * What stays in memory after a compaction is what later events can still change: goroutines that
+ * have not ended and the regions open on them (with an otherwise empty part for each such
+ * region's task, so the region is spilled with its task when it closes). A task never settles (a
+ * region or log may name it at any time), so each compaction spills every task's part so far;
+ * the fold merges the parts in the order they were spilled, as one record over the whole trace
+ * would have changed: the last begin or end sets the name, start and end, the first parent set
+ * stays, logs add up, goroutines keep their first-seen order and regions their creation order. */
+#include "sumspill.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/viewgen_ser.h"
+
+#define KEY_SIGN (1ull << 63) /* signed ids map to keys that sort as unsigned */
+
+enum { P_START = 1, P_END = 2, P_PARENT = 4 };
+
+int tdx_sumspill_init(tdx_sumspill *sp, const char *beside, size_t budget) {
+    memset(sp, 0, sizeof *sp);
+    size_t b = beside ? budget : SIZE_MAX;
+    sp->g = tdx_xsort_new(beside, b);
+    sp->e = tdx_xsort_new(beside, b);
+    sp->t = tdx_xsort_new(beside, b);
+    sp->attach = tdx_xsort_new(beside, b);
+    if (sp->g && sp->e && sp->t && sp->attach) return 0;
+    tdx_sumspill_free(sp);
+    return -1;
+}
+
+void tdx_sumspill_free(tdx_sumspill *sp) {
+    tdx_xsort_free(sp->g);
+    tdx_xsort_free(sp->e);
+    tdx_xsort_free(sp->t);
+    tdx_xsort_free(sp->attach);
+    memset(sp, 0, sizeof *sp);
+}
+
+void tdx_sumfold_free(tdx_sumfold *f) {
+    tdx_vec_free(&f->goroutines);
+    tdx_vec_free(&f->regions);
+    tdx_vec_free(&f->children);
+    tdx_hmap_free(&f->seen);
+}
+
+static int nomem(tdx_err *err) {
+    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
+
+/* ---- spilling ---- */
+
+static int put_ev(tdx_buf *b, const tdx_sumev *e) {
+    return tdx_ser_i(b, e->time) | tdx_ser_i(b, e->g) | tdx_ser_u(b, e->stack);
+}
+
+static int put_region(tdx_buf *b, const tdx_sumregion *r) {
+    int rc = tdx_ser_u(b, r->seq) | tdx_ser_u(b, r->name) |
+             tdx_ser_u(b, (uint64_t)r->start.present | (uint64_t)r->end.present << 1);
+    if (r->start.present) rc |= put_ev(b, &r->start);
+    if (r->end.present) rc |= put_ev(b, &r->end);
+    return rc;
+}
+
+/* A task's part: flags, name, [start], [end], [parent id, event], nlogs, [first log],
+ * goroutines, regions (those in `take`, or all). */
+static int put_task(tdx_buf *b, const tdx_summary *s, const tdx_sumtask *t, const uint8_t *open) {
+    bool par = t->parent != TDX_SUM_NONE;
+    int rc = tdx_ser_u(b, (uint64_t)t->start.present * P_START | (uint64_t)t->end.present * P_END |
+                              (uint64_t)par * P_PARENT) |
+             tdx_ser_u(b, t->name);
+    if (t->start.present) rc |= put_ev(b, &t->start);
+    if (t->end.present) rc |= put_ev(b, &t->end);
+    if (par) rc |= tdx_ser_u(b, s->tasks.v[t->parent].id) | tdx_ser_u(b, t->parent_ev);
+    rc |= tdx_ser_u(b, t->nlogs);
+    if (t->nlogs) rc |= put_ev(b, &t->first_log);
+    rc |= tdx_ser_u(b, t->goroutines.n);
+    for (size_t k = 0; k < t->goroutines.n; k++) rc |= tdx_ser_i(b, t->goroutines.v[k]);
+    size_t n = 0;
+    for (size_t k = 0; k < t->regions.n; k++) n += !(open && open[t->regions.v[k]]);
+    rc |= tdx_ser_u(b, n);
+    for (size_t k = 0; k < t->regions.n; k++)
+        if (!(open && open[t->regions.v[k]])) rc |= put_region(b, &s->regions.v[t->regions.v[k]]);
+    return rc ? -1 : 0;
+}
+
+static void pairmap_clear(tdx_pairmap *m) {
+    if (m->v) memset(m->v, 0, (m->mask + 1) * sizeof *m->v);
+    m->n = 0;
+}
+
+static void free_tasks(tdx_summary *s) {
+    for (size_t i = 0; i < s->tasks.n; i++) {
+        tdx_vec_free(&s->tasks.v[i].children);
+        tdx_vec_free(&s->tasks.v[i].regions);
+        tdx_vec_free(&s->tasks.v[i].goroutines);
+    }
+    s->tasks.n = 0;
+    tdx_hmap_clear(&s->t_idx);
+    pairmap_clear(&s->task_gs);
+}
+
+static int put_g(tdx_sumspill *sp, const tdx_sumg *g, uint64_t when, tdx_buf *b, tdx_err *err) {
+    b->n = 0;
+    if (tdx_ser_i(b, g->creation) | tdx_ser_i(b, g->start) | tdx_ser_i(b, g->end) |
+        tdx_ser_u(b, g->name) | tdx_ser_u(b, g->pc))
+        return nomem(err);
+    return tdx_xsort_add(sp->g, (uint64_t)g->id ^ KEY_SIGN, when, b->v, b->n, err);
+}
+
+/* Spills every task's part (without the regions in `open`), every edge and the goroutines that
+ * ended (all: every goroutine). */
+static int emit(tdx_sumspill *sp, const tdx_summary *s, const uint8_t *open, bool all,
+                tdx_err *err) {
+    if (s->oom) return nomem(err);
+    uint64_t when = s->nevents;
+    tdx_buf b = {0};
+    int rc = 0;
+    for (size_t i = 0; i < s->tasks.n && !rc; i++) {
+        b.n = 0;
+        rc = put_task(&b, s, &s->tasks.v[i], open)
+                 ? nomem(err)
+                 : tdx_xsort_add(sp->t, s->tasks.v[i].id, when, b.v, b.n, err);
+    }
+    for (size_t i = 0; i < s->edge_a.n && !rc; i++)
+        rc = tdx_xsort_add(sp->e, (uint64_t)s->edge_b.v[i] ^ KEY_SIGN,
+                           (uint64_t)s->edge_a.v[i] ^ KEY_SIGN, NULL, 0, err);
+    for (size_t i = 0; i < s->gs.n && !rc; i++)
+        if (all || s->gs.v[i].gone) rc = put_g(sp, &s->gs.v[i], when, &b, err);
+    tdx_vec_free(&b);
+    return rc;
+}
+
+int tdx_sumspill_put_all(tdx_sumspill *sp, const tdx_summary *s, tdx_err *err) {
+    return emit(sp, s, NULL, true, err);
+}
+
+int tdx_sumspill_compact(tdx_sumspill *sp, tdx_summary *s, tdx_err *err) {
+    uint8_t *open = NULL;
+    uint32_t *remap = NULL;
+    /* The regions still open on a goroutine that has not ended stay. */
+    if (s->regions.n) {
+        open = calloc(s->regions.n, 1);
+        remap = malloc(s->regions.n * sizeof *remap);
+        if (!open || !remap) goto oom;
+        for (size_t i = 0; i < s->gs.n; i++)
+            for (size_t k = 0; k < s->gs.v[i].active.n; k++)
+                if (s->gs.v[i].active.v[k] != TDX_SUM_SYNTH) open[s->gs.v[i].active.v[k]] = 1;
+    }
+    if (emit(sp, s, open, false, err)) goto fail;
+    s->edge_a.n = s->edge_b.n = s->edge_ev.n = 0;
+    pairmap_clear(&s->edges);
+    size_t nr = 0;
+    for (size_t i = 0; i < s->regions.n; i++)
+        if (open[i]) {
+            remap[i] = (uint32_t)nr;
+            s->regions.v[nr++] = s->regions.v[i];
+        }
+    s->regions.n = nr;
+    /* The goroutines that ended go; the others move down, their open regions renumbered. */
+    tdx_hmap_clear(&s->g_idx);
+    size_t ng = 0;
+    for (size_t i = 0; i < s->gs.n; i++) {
+        tdx_sumg *g = &s->gs.v[i];
+        if (g->gone) {
+            tdx_vec_free(&g->active);
+            continue;
+        }
+        for (size_t k = 0; k < g->active.n; k++)
+            if (g->active.v[k] != TDX_SUM_SYNTH) g->active.v[k] = remap[g->active.v[k]];
+        s->gs.v[ng] = *g;
+        if (tdx_hmap_put(&s->g_idx, (uint64_t)g->id, (uint32_t)ng)) goto oom;
+        ng++;
+    }
+    s->gs.n = ng;
+    /* Every task's part went; the open regions start their tasks' next parts. */
+    free_tasks(s);
+    for (size_t i = 0; i < s->regions.n; i++) {
+        uint32_t ti = tdx_hmap_get(&s->t_idx, s->regions.v[i].task);
+        if (ti == TDX_HMAP_EMPTY) {
+            tdx_sumtask t;
+            memset(&t, 0, sizeof t);
+            t.id = s->regions.v[i].task;
+            t.parent = TDX_SUM_NONE;
+            if (tdx_vec_push(&s->tasks, t) ||
+                tdx_hmap_put(&s->t_idx, t.id, (uint32_t)(s->tasks.n - 1)))
+                goto oom;
+            ti = (uint32_t)(s->tasks.n - 1);
+        }
+        if (tdx_vec_push(&s->tasks.v[ti].regions, (uint32_t)i)) goto oom;
+    }
+    free(open);
+    free(remap);
+    return 0;
+oom:
+    nomem(err);
+fail:
+    s->oom = 1; /* half compacted: unusable */
+    free(open);
+    free(remap);
+    return -1;
+}
+
+/* ---- reading back ---- */
+
+int tdx_sumspill_rewind(tdx_sumspill *sp, tdx_err *err) {
+    sp->ghave = sp->thave = 0;
+    return tdx_xsort_rewind(sp->g, err) || tdx_xsort_rewind(sp->e, err) ||
+                   tdx_xsort_rewind(sp->t, err)
+               ? -1
+               : 0;
+}
+
+/* The record looked at next (its payload stays valid until it is dropped): 1, 0 at the end. */
+static int peek(tdx_xsort *x, tdx_xrec *cur, int *have, tdx_err *err) {
+    if (!*have) {
+        int k = tdx_xsort_next(x, cur, err);
+        if (k < 0) return -1;
+        *have = k ? 1 : 2;
+    }
+    return *have == 1;
+}
+
+static int damaged(tdx_err *err) {
+    return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
+                    "internal error: a spilled summary record does not decode");
+}
+
+int tdx_sumspill_next_g(tdx_sumspill *sp, tdx_sumgrec *g, tdx_err *err) {
+    int k = peek(sp->g, &sp->gcur, &sp->ghave, err);
+    if (k <= 0) return k;
+    uint64_t key = sp->gcur.k1;
+    /* Records of one id are in the order spilled: the last is the goroutine's. */
+    while ((k = peek(sp->g, &sp->gcur, &sp->ghave, err)) == 1 && sp->gcur.k1 == key) {
+        const tdx_xrec *r = &sp->gcur;
+        tdx_deser d = {r->p, r->p + r->n, 0};
+        g->id = (int64_t)(r->k1 ^ KEY_SIGN);
+        g->creation = tdx_deser_i(&d);
+        g->start = tdx_deser_i(&d);
+        g->end = tdx_deser_i(&d);
+        g->name = tdx_deser_u32(&d, UINT32_MAX);
+        g->pc = tdx_deser_u(&d);
+        if (d.bad || d.p != d.end) return damaged(err);
+        sp->ghave = 0;
+    }
+    return k < 0 ? -1 : 1;
+}
+
+static void get_ev(tdx_deser *d, tdx_sumev *e) {
+    e->time = tdx_deser_i(d);
+    e->g = tdx_deser_i(d);
+    e->stack = tdx_deser_u32(d, UINT32_MAX);
+    e->present = true;
+}
+
+/* Adds g to the task's goroutines unless there: a scan while they are few, a hash set after. */
+#define SEEN_SCAN 32
+static int seen_add(tdx_sumfold *f, int64_t g, int *added) {
+    *added = 0;
+    if (f->goroutines.n < SEEN_SCAN) {
+        for (size_t i = 0; i < f->goroutines.n; i++)
+            if (f->goroutines.v[i] == g) return 0;
+    } else {
+        if (!f->seen.n)
+            for (size_t i = 0; i < f->goroutines.n; i++)
+                if (tdx_hmap_put(&f->seen, (uint64_t)f->goroutines.v[i], 0)) return -1;
+        if (!tdx_hmap_upsert(&f->seen, (uint64_t)g, 0, added)) return -1;
+        if (!*added) return 0;
+    }
+    *added = 1;
+    return tdx_vec_push(&f->goroutines, g);
+}
+
+static int fold_part(tdx_sumfold *f, const tdx_xrec *r, bool first) {
+    tdx_deser d = {r->p, r->p + r->n, 0};
+    uint64_t fl = tdx_deser_u(&d);
+    uint32_t name = tdx_deser_u32(&d, UINT32_MAX);
+    if (first) f->name = name; /* a task never begun or ended keeps the name 0 */
+    if (fl & (P_START | P_END)) f->name = name;
+    if (fl & P_START) get_ev(&d, &f->start);
+    if (fl & P_END) get_ev(&d, &f->end);
+    if (fl & P_PARENT) {
+        uint64_t p = tdx_deser_u(&d), pe = tdx_deser_u(&d);
+        if (!f->has_parent) {
+            f->has_parent = true;
+            f->parent = p;
+            f->parent_ev = pe;
+        }
+    }
+    uint64_t nlogs = tdx_deser_u(&d);
+    if (nlogs) {
+        tdx_sumev l;
+        get_ev(&d, &l);
+        if (!f->nlogs || l.time < f->first_log.time) f->first_log = l;
+        f->nlogs += nlogs;
+    }
+    uint64_t ng = tdx_deser_u(&d);
+    for (uint64_t k = 0; k < ng && !d.bad; k++) {
+        int added;
+        if (seen_add(f, tdx_deser_i(&d), &added)) return -1;
+    }
+    uint64_t nr = tdx_deser_u(&d);
+    for (uint64_t k = 0; k < nr && !d.bad; k++) {
+        tdx_sumregion rg;
+        memset(&rg, 0, sizeof rg);
+        rg.task = f->id;
+        rg.seq = tdx_deser_u(&d);
+        rg.name = tdx_deser_u32(&d, UINT32_MAX);
+        uint64_t rf = tdx_deser_u(&d);
+        if (rf & 1) get_ev(&d, &rg.start);
+        if (rf & 2) get_ev(&d, &rg.end);
+        if (tdx_vec_push(&f->regions, rg)) return -1;
+    }
+    return d.bad || d.p != d.end ? -2 : 0;
+}
+
+static int cmp_region(const void *a, const void *b) {
+    const tdx_sumregion *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err) {
+    int k = peek(sp->t, &sp->tcur, &sp->thave, err);
+    if (k <= 0) return k;
+    f->id = sp->tcur.k1;
+    f->name = 0;
+    f->has_parent = false;
+    f->parent = f->parent_ev = 0;
+    memset(&f->start, 0, sizeof f->start);
+    memset(&f->end, 0, sizeof f->end);
+    memset(&f->first_log, 0, sizeof f->first_log);
+    f->nlogs = 0;
+    f->goroutines.n = f->regions.n = f->children.n = 0;
+    if (f->seen.n) tdx_hmap_free(&f->seen); /* rarely used: clearing a big one per task costs */
+    bool first = true;
+    while ((k = peek(sp->t, &sp->tcur, &sp->thave, err)) == 1 && sp->tcur.k1 == f->id) {
+        int rc = fold_part(f, &sp->tcur, first);
+        if (rc == -1) return nomem(err);
+        if (rc) return damaged(err);
+        first = false;
+        sp->thave = 0;
+    }
+    if (k < 0) return -1;
+    /* A region is spilled when it closes, so parts list them out of creation order. */
+    if (f->regions.n > 1) qsort(f->regions.v, f->regions.n, sizeof *f->regions.v, cmp_region);
+    return 1;
+}

@@ -1,0 +1,68 @@
+/* sumspill.h: Go's summary of a trace too large to hold: at each generation boundary the records
+ * that are settled (ended goroutines, closed regions, every task's part so far) move to external
+ * sorts, and at the end they are read back by key, each task's parts folded into one. */
+#ifndef TDX_SUMSPILL_H
+#define TDX_SUMSPILL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/hmap.h"
+#include "core/mem.h"
+#include "index/extsort.h"
+#include "index/summary.h"
+
+typedef struct tdx_sumspill {
+    tdx_xsort *g;        /* goroutine records, by (id, when spilled): the last one counts */
+    tdx_xsort *e;        /* unblock edges, by (operand, operator), repeats included */
+    tdx_xsort *t;        /* task parts, by (id, when spilled) */
+    tdx_xsort *attach;   /* (parent, event that attached, child): made while folding */
+    tdx_xrec gcur, tcur; /* reading: the record looked at next */
+    int ghave, thave;    /* 0: none fetched, 1: *cur is it, 2: the end */
+} tdx_sumspill;
+
+/* The sorts keep up to `budget` bytes each in memory; their scratch files go beside `beside`
+ * (NULL: never spill, for in-memory use). Fails only on memory exhaustion. */
+int tdx_sumspill_init(tdx_sumspill *sp, const char *beside, size_t budget);
+void tdx_sumspill_free(tdx_sumspill *sp);
+
+/* Moves what is settled out of s, between two events (at a generation boundary, so memory is
+ * bounded by a generation). The summary stays usable; its goroutine and task indexes change. */
+int tdx_sumspill_compact(tdx_sumspill *sp, tdx_summary *s, tdx_err *err);
+/* Spills everything s holds (at the end of the trace), leaving s as it is. */
+int tdx_sumspill_put_all(tdx_sumspill *sp, const tdx_summary *s, tdx_err *err);
+
+/* A goroutine record read back. */
+typedef struct tdx_sumgrec {
+    int64_t id, creation, start, end;
+    uint32_t name;
+    uint64_t pc;
+} tdx_sumgrec;
+
+/* The latest record of each goroutine, by id: 1, 0 at the end, -1 on error. Call
+ * tdx_sumspill_rewind first (and again to read once more). */
+int tdx_sumspill_next_g(tdx_sumspill *sp, tdx_sumgrec *g, tdx_err *err);
+
+/* One task, all its parts folded as one summary over the whole trace would have it. */
+typedef struct tdx_sumfold {
+    uint64_t id;
+    uint32_t name;
+    bool has_parent;
+    uint64_t parent, parent_ev; /* parent task id, and the event that set it */
+    tdx_sumev start, end, first_log;
+    uint64_t nlogs;
+    TDX_VEC(int64_t) goroutines;    /* first-seen order */
+    TDX_VEC(tdx_sumregion) regions; /* creation order */
+    TDX_VEC(uint64_t) children;     /* ids in the order attached (filled by the caller) */
+    tdx_hmap seen;                  /* scratch */
+} tdx_sumfold;
+
+void tdx_sumfold_free(tdx_sumfold *f);
+/* The next task by id: 1, 0 at the end, -1 on error (a damaged part is an internal error). */
+int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err);
+
+/* Ends the input of every sort and restarts reading goroutines and tasks. */
+int tdx_sumspill_rewind(tdx_sumspill *sp, tdx_err *err);
+
+#endif
