@@ -131,7 +131,7 @@ static int run_advance(tdx_xsort *x, run *r, tdx_err *err) {
                 return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "the sort's scratch file is short");
             return 0;
         }
-        memmove(r->buf.v, r->buf.v + r->at, have);
+        if (have) memmove(r->buf.v, r->buf.v + r->at, have);
         r->buf.n = have;
         r->at = 0;
         size_t want = need - have > READ_CHUNK ? need - have : READ_CHUNK;

@@ -64,7 +64,7 @@ static int put_region(tdx_buf *b, const tdx_sumregion *r) {
 }
 
 /* A task's part: flags, name, [start], [end], [parent id, event], nlogs, [first log],
- * goroutines, regions (those in `take`, or all). */
+ * goroutines, the regions that are not open (open NULL: all). */
 static int put_task(tdx_buf *b, const tdx_summary *s, const tdx_sumtask *t, const uint8_t *open) {
     bool par = t->parent != TDX_SUM_NONE;
     int rc = tdx_ser_u(b, (uint64_t)t->start.present * P_START | (uint64_t)t->end.present * P_END |
