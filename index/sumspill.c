@@ -140,14 +140,13 @@ int tdx_sumspill_compact(tdx_sumspill *sp, tdx_summary *s, tdx_err *err) {
     uint8_t *open = NULL;
     uint32_t *remap = NULL;
     /* The regions still open on a goroutine that has not ended stay. */
-    if (s->regions.n) {
-        open = calloc(s->regions.n, 1);
-        remap = malloc(s->regions.n * sizeof *remap);
-        if (!open || !remap) goto oom;
-        for (size_t i = 0; i < s->gs.n; i++)
-            for (size_t k = 0; k < s->gs.v[i].active.n; k++)
-                if (s->gs.v[i].active.v[k] != TDX_SUM_SYNTH) open[s->gs.v[i].active.v[k]] = 1;
-    }
+    size_t cap = s->regions.n ? s->regions.n : 1;
+    open = calloc(cap, 1);
+    remap = malloc(cap * sizeof *remap);
+    if (!open || !remap) goto oom;
+    for (size_t i = 0; i < s->gs.n; i++)
+        for (size_t k = 0; k < s->gs.v[i].active.n; k++)
+            if (s->gs.v[i].active.v[k] != TDX_SUM_SYNTH) open[s->gs.v[i].active.v[k]] = 1;
     if (emit(sp, s, open, false, err)) goto fail;
     s->edge_a.n = s->edge_b.n = s->edge_ev.n = 0;
     pairmap_clear(&s->edges);
