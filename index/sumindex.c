@@ -184,16 +184,23 @@ static int shapes_grow(shapeset *d) {
     return 0;
 }
 
-/* The provisional id of s (counted once more); UINT32_MAX on memory exhaustion. */
-static uint32_t shapes_add(shapeset *d, shape s) {
-    if ((d->v.n + 1) * 2 > (d->mask ? d->mask + 1 : 0) && shapes_grow(d)) return UINT32_MAX;
+/* The slot holding s, or the free slot where it would go. */
+static size_t shapes_slot(const shapeset *d, shape s) {
     size_t j = shape_hash(s) & d->mask;
     for (; d->slots[j]; j = (j + 1) & d->mask) {
         const shape *o = &d->v.v[d->slots[j] - 1];
-        if (o->name == s.name && o->a == s.a && o->b == s.b) {
-            d->count.v[d->slots[j] - 1]++;
-            return d->slots[j] - 1;
-        }
+        if (o->name == s.name && o->a == s.a && o->b == s.b) break;
+    }
+    return j;
+}
+
+/* The provisional id of s (counted once more); UINT32_MAX on memory exhaustion. */
+static uint32_t shapes_add(shapeset *d, shape s) {
+    if ((d->v.n + 1) * 2 > (d->mask ? d->mask + 1 : 0) && shapes_grow(d)) return UINT32_MAX;
+    size_t j = shapes_slot(d, s);
+    if (d->slots[j]) {
+        d->count.v[d->slots[j] - 1]++;
+        return d->slots[j] - 1;
     }
     if (d->v.n >= UINT32_MAX - 1 || tdx_vec_push(&d->v, s) || tdx_vec_push(&d->count, 1))
         return UINT32_MAX;
@@ -213,14 +220,10 @@ static int cmp_keyed(const void *a, const void *b) {
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* The ordinal of a shape counted before. */
+/* The ordinal of a shape counted in the first pass. */
 static uint32_t shapes_rank(const shapeset *d, shape s) {
-    size_t j = shape_hash(s) & d->mask;
-    for (; d->slots[j]; j = (j + 1) & d->mask) {
-        const shape *o = &d->v.v[d->slots[j] - 1];
-        if (o->name == s.name && o->a == s.a && o->b == s.b) return d->rank[d->slots[j] - 1];
-    }
-    return 0; /* not reached: every shape was counted in the first pass */
+    size_t j = shapes_slot(d, s);
+    return d->slots[j] ? d->rank[d->slots[j] - 1] : 0;
 }
 
 /* Most frequent first (ties: first seen first, records being read by key), then the table. */

@@ -120,7 +120,7 @@ bool tdx_summary_is_system(const tdx_summary *s, uint32_t name) {
     return n.n >= 8 && memcmp(n.p, "runtime.", 8) == 0;
 }
 
-static uint32_t task_get_or_add(tdx_summary *s, uint64_t id) {
+uint32_t tdx_summary_task_add(tdx_summary *s, uint64_t id) {
     uint32_t i = tdx_hmap_get(&s->t_idx, id);
     if (i != TDX_HMAP_EMPTY) return i;
     tdx_sumtask t;
@@ -269,7 +269,7 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
         s->regions.v[ri].start = ev_ref(s, e, g);
         tdx_sumg *gr = g_lookup(s, e->g);
         if (gr && tdx_vec_push(&gr->active, ri)) s->oom = 1;
-        uint32_t ti = task_get_or_add(s, e->args[0]);
+        uint32_t ti = tdx_summary_task_add(s, e->args[0]);
         if (ti == TDX_SUM_NONE) break;
         if (tdx_vec_push(&s->tasks.v[ti].regions, ri)) s->oom = 1;
         task_add_g(s, ti, gr ? gr->id : e->g);
@@ -287,7 +287,7 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
         uint32_t ri = region_add(s, e->args[0], name);
         if (ri == TDX_SUM_NONE) break;
         s->regions.v[ri].end = ev_ref(s, e, g);
-        uint32_t ti = task_get_or_add(s, e->args[0]);
+        uint32_t ti = tdx_summary_task_add(s, e->args[0]);
         if (ti == TDX_SUM_NONE) break;
         task_add_g(s, ti, gr ? gr->id : e->g);
         if (tdx_vec_push(&s->tasks.v[ti].regions, ri)) s->oom = 1;
@@ -297,7 +297,7 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
     case TDX_KIND_TASK_END: {
         bool begin = e->kind == TDX_KIND_TASK_BEGIN;
         uint64_t parent = begin ? e->args[1] : e->args[2];
-        uint32_t ti = task_get_or_add(s, e->args[0]);
+        uint32_t ti = tdx_summary_task_add(s, e->args[0]);
         if (ti == TDX_SUM_NONE) break;
         s->tasks.v[ti].name = tdx_vgstore_gen_string(s->store, &s->cache, g, e->str[0]);
         task_add_g(s, ti, e->g);
@@ -307,7 +307,7 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
         else
             s->tasks.v[ti].end = r;
         if (parent != TDX_NO_TASK && s->tasks.v[ti].parent == TDX_SUM_NONE) {
-            uint32_t pi = task_get_or_add(s, parent);
+            uint32_t pi = tdx_summary_task_add(s, parent);
             if (pi == TDX_SUM_NONE) break;
             s->tasks.v[ti].parent = pi;
             s->tasks.v[ti].parent_ev = s->nevents - 1;
@@ -316,7 +316,7 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g) {
         break;
     }
     case TDX_KIND_LOG: {
-        uint32_t ti = task_get_or_add(s, e->args[0]);
+        uint32_t ti = tdx_summary_task_add(s, e->args[0]);
         if (ti == TDX_SUM_NONE) break;
         task_add_g(s, ti, e->g);
         tdx_sumtask *t = &s->tasks.v[ti];

@@ -97,6 +97,8 @@ int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g);
 const tdx_sumg *tdx_summary_goroutine(const tdx_summary *s, int64_t id);
 /* Index of a task, or TDX_SUM_NONE. */
 uint32_t tdx_summary_task(const tdx_summary *s, uint64_t id);
+/* Index of a task, added (without parent) if new; TDX_SUM_NONE (and s->oom) on exhaustion. */
+uint32_t tdx_summary_task_add(tdx_summary *s, uint64_t id);
 
 /* Go's IsSystemGoroutine of a goroutine's entry-function name. */
 bool tdx_summary_is_system(const tdx_summary *s, uint32_t name);

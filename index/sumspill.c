@@ -109,10 +109,9 @@ static int put_g(tdx_sumspill *sp, const tdx_sumg *g, uint64_t when, tdx_buf *b,
     return tdx_xsort_add(sp->g, (uint64_t)g->id ^ KEY_SIGN, when, b->v, b->n, err);
 }
 
-/* Spills every task's part (without the regions in `open`), every edge and the goroutines that
- * ended (all: every goroutine). */
-static int emit(tdx_sumspill *sp, const tdx_summary *s, const uint8_t *open, bool all,
-                tdx_err *err) {
+/* Spills every task's part (without the regions marked in `open`), every edge and the
+ * goroutines that ended; with open NULL (the end), every region and goroutine. */
+static int emit(tdx_sumspill *sp, const tdx_summary *s, const uint8_t *open, tdx_err *err) {
     if (s->oom) return nomem(err);
     uint64_t when = s->nevents;
     tdx_buf b = {0};
@@ -127,27 +126,25 @@ static int emit(tdx_sumspill *sp, const tdx_summary *s, const uint8_t *open, boo
         rc = tdx_xsort_add(sp->e, (uint64_t)s->edge_b.v[i] ^ KEY_SIGN,
                            (uint64_t)s->edge_a.v[i] ^ KEY_SIGN, NULL, 0, err);
     for (size_t i = 0; i < s->gs.n && !rc; i++)
-        if (all || s->gs.v[i].gone) rc = put_g(sp, &s->gs.v[i], when, &b, err);
+        if (!open || s->gs.v[i].gone) rc = put_g(sp, &s->gs.v[i], when, &b, err);
     tdx_vec_free(&b);
     return rc;
 }
 
 int tdx_sumspill_put_all(tdx_sumspill *sp, const tdx_summary *s, tdx_err *err) {
-    return emit(sp, s, NULL, true, err);
+    return emit(sp, s, NULL, err);
 }
 
 int tdx_sumspill_compact(tdx_sumspill *sp, tdx_summary *s, tdx_err *err) {
-    uint8_t *open = NULL;
-    uint32_t *remap = NULL;
     /* The regions still open on a goroutine that has not ended stay. */
     size_t cap = s->regions.n ? s->regions.n : 1;
-    open = calloc(cap, 1);
-    remap = malloc(cap * sizeof *remap);
+    uint8_t *open = calloc(cap, 1);
+    uint32_t *remap = malloc(cap * sizeof *remap);
     if (!open || !remap) goto oom;
     for (size_t i = 0; i < s->gs.n; i++)
         for (size_t k = 0; k < s->gs.v[i].active.n; k++)
             if (s->gs.v[i].active.v[k] != TDX_SUM_SYNTH) open[s->gs.v[i].active.v[k]] = 1;
-    if (emit(sp, s, open, false, err)) goto fail;
+    if (emit(sp, s, open, err)) goto fail;
     s->edge_a.n = s->edge_b.n = s->edge_ev.n = 0;
     pairmap_clear(&s->edges);
     size_t nr = 0;
@@ -176,18 +173,8 @@ int tdx_sumspill_compact(tdx_sumspill *sp, tdx_summary *s, tdx_err *err) {
     /* Every task's part went; the open regions start their tasks' next parts. */
     free_tasks(s);
     for (size_t i = 0; i < s->regions.n; i++) {
-        uint32_t ti = tdx_hmap_get(&s->t_idx, s->regions.v[i].task);
-        if (ti == TDX_HMAP_EMPTY) {
-            tdx_sumtask t;
-            memset(&t, 0, sizeof t);
-            t.id = s->regions.v[i].task;
-            t.parent = TDX_SUM_NONE;
-            if (tdx_vec_push(&s->tasks, t) ||
-                tdx_hmap_put(&s->t_idx, t.id, (uint32_t)(s->tasks.n - 1)))
-                goto oom;
-            ti = (uint32_t)(s->tasks.n - 1);
-        }
-        if (tdx_vec_push(&s->tasks.v[ti].regions, (uint32_t)i)) goto oom;
+        uint32_t ti = tdx_summary_task_add(s, s->regions.v[i].task);
+        if (ti == TDX_SUM_NONE || tdx_vec_push(&s->tasks.v[ti].regions, (uint32_t)i)) goto oom;
     }
     free(open);
     free(remap);

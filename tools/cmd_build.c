@@ -68,7 +68,7 @@ int cmd_build(int argc, char **argv) {
     int jobs = tdx_ncpus(), jr;
     bool quiet = false, verbose = false;
     uint64_t every = TDX_CKPT_EVENTS_DEFAULT;
-    unsigned long long budget = 0;
+    uint64_t budget = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(build_help, stdout);
@@ -83,12 +83,10 @@ int cmd_build(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--verbose")) {
             verbose = true;
         } else if (!strcmp(argv[i], "--checkpoint-every")) {
-            char *end;
-            if (++i >= argc || !(every = strtoull(argv[i], &end, 10)) || *end)
+            if (++i >= argc || cli_parse_u64(argv[i], &every) || !every)
                 return cli_usage_error("build", "--checkpoint-every needs a positive event count");
         } else if (!strcmp(argv[i], "--sort-budget")) {
-            char *end;
-            if (++i >= argc || !(budget = strtoull(argv[i], &end, 10)) || *end)
+            if (++i >= argc || cli_parse_u64(argv[i], &budget) || !budget || budget > SIZE_MAX)
                 return cli_usage_error("build", "--sort-budget needs a positive byte count");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("build", "unknown option %s", argv[i]);

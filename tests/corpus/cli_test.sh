@@ -32,6 +32,12 @@ expect 2 "$T" validate
 expect 2 "$T" validate -j 0 x
 expect 2 "$T" dump --bogus x
 expect 2 "$T" text2bin onlyin
+for v in 0 -5 12x ""; do
+    expect 2 "$T" build --sort-budget "$v" x
+    has err "sort-budget needs a positive byte count"
+    expect 2 "$T" build --checkpoint-every "$v" x
+    has err "checkpoint-every needs a positive event count"
+done
 
 # Bad input: one line naming the file, the offset and the cause; exit 1.
 expect 1 "$T" validate "$W/missing"
