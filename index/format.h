@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define TDX_IDX_MAGIC "TRACEIDX"
-#define TDX_IDX_VERSION 3
+#define TDX_IDX_VERSION 4
 #define TDX_IDX_HEADER_SIZE 128
 #define TDX_IDX_SECTION_SIZE 32
 
@@ -95,9 +95,6 @@ enum {
 
 /* FRAMES record. */
 enum { F_PC = 0, F_FUNC = 8, F_FILE = 12, F_LINE = 16, F_SIZE = 24 };
-
-/* GOROUTINES / PROCS / THREADS record: id, events mentioning it, first and last time seen. */
-enum { R_ID = 0, R_EVENTS = 8, R_FIRST = 16, R_LAST = 24, R_SIZE = 32 };
 
 /* Little-endian fields. On little-endian hosts these compile to plain loads and stores. */
 static inline void tdx_le64(uint8_t *p, uint64_t v) {

@@ -16,6 +16,7 @@
 
 #include "core/hmap.h"
 #include "core/spec.h"
+#include "rans.h"
 #include "viewgen_ser.h"
 
 #define NONE UINT64_MAX /* no lane: R(noResource) converted to uint64 */
@@ -1453,7 +1454,78 @@ int tdx_viewgen_resolve(const tdx_viewquery *q, const tdx_summary *s, int64_t t0
 
 /* ---- checkpoints ---- */
 
-#define MAGIC "TDXVG1"
+#define MAGIC "TDXVG2"
+
+/* A checkpoint is the magic, a plain header of varints (the generator's scalars and the counts
+ * of its tables), then the tables' fields coded with rANS, one context per field: most of a
+ * state is thousands of goroutine records whose fields repeat a few values (lane none, the same
+ * block reason), which per-field tables code in a fraction of their varint size. Times are coded
+ * back from the generator's last event time, which they are all close to. */
+enum {
+    SF_ID,    /* zigzag delta to the previous record's id */
+    SF_LANE,  /* lane + 1, so that "none" is 0 */
+    SF_TIMES, /* which of run start, syscall time and cause time are set */
+    SF_RUN,   /* zigzag(tlast - time), the three times when set */
+    SF_SYS,
+    SF_CAUSE,
+    SF_CLANE, /* cause lane + 1 */
+    SF_FUNC,
+    SF_LABEL,
+    SF_BREASON,
+    SF_LASTSTOP,
+    SF_SYSSTACK,
+    SF_CSTACK,
+    SF_CREASON,
+    SF_FLAGS, /* named | syscall active << 1 | cause << 2 */
+    SF_NACTIVE,
+    SF_ANAME,
+    SF_ASTACK,
+    SF_ATIME,
+    SF_NDONE,
+    SF_DNAME,
+    SF_DSSTACK,
+    SF_DESTACK,
+    SF_DARG,
+    SF_DSTART, /* zigzag(tlast - start) */
+    SF_DLEN,   /* zigzag(end - start) */
+    SF_SPROC,  /* inSyscall: proc delta (ascending), record index */
+    SF_SGI,
+    SF_GNAME, /* goroutine-less ranges */
+    SF_GSTACK,
+    SF_GTIME,
+    SF_PNAME, /* proc ranges */
+    SF_PSTACK,
+    SF_PPROC,
+    SF_PTIME,
+    SF_THREAD, /* thread ids: zigzag delta */
+    SF_COUNT
+};
+
+static inline void fput(tdx_rans_enc *e, int f, uint64_t v) {
+    tdx_rans_put_uint(e, f & 3, (uint32_t)f, v);
+}
+static inline void fput_i(tdx_rans_enc *e, int f, int64_t v) {
+    fput(e, f, tdx_zigzag(v));
+}
+static inline uint64_t fget(tdx_rans_dec *d, int f) {
+    return tdx_rans_get_uint(d, f & 3, (uint32_t)f);
+}
+static inline int64_t fget_i(tdx_rans_dec *d, int f) {
+    return tdx_unzigzag(fget(d, f));
+}
+/* A value that must be below `lim`. */
+static inline uint32_t fget_lim(tdx_rans_dec *d, int f, uint64_t lim) {
+    uint64_t v = fget(d, f);
+    if (v >= lim) {
+        d->bad = 1;
+        return 0;
+    }
+    return (uint32_t)v;
+}
+/* Differences of times wrap (two's complement), so any pair of times round-trips. */
+static inline int64_t tsub(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
 
 int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
     return tdx_viewgen_save_pruned(vg, b, NULL, NULL);
@@ -1471,7 +1543,17 @@ void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t asyn
 
 int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
                             void *kctx) {
-    int rc = tdx_buf_append(b, MAGIC, 6);
+    int rc = 0;
+    /* inSyscall, sorted by proc so the bytes do not depend on the hash layout */
+    TDX_VEC(int64_t) ps = {0};
+    for (size_t i = 0; vg->insys.n && i <= vg->insys.mask && !rc; i++)
+        if (vg->insys.vals[i] != TDX_HMAP_EMPTY && tdx_vec_push(&ps, (int64_t)vg->insys.keys[i]))
+            rc = -1;
+    if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
+    size_t kept = 0;
+    for (size_t i = 0; i < vg->gs.n; i++) kept += !keep || keep(kctx, vg->gs.v[i].id);
+
+    rc |= tdx_buf_append(b, MAGIC, 6);
     rc |= tdx_ser_u(b, (uint64_t)vg->view);
     rc |= tdx_ser_u(b, (uint64_t)vg->started | (uint64_t)vg->finished << 1);
     rc |= tdx_ser_i(b, vg->t0) | tdx_ser_i(b, vg->tlast) | tdx_ser_u(b, vg->nsync);
@@ -1482,38 +1564,61 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
     rc |= tdx_ser_u(b, vg->heap_alloc) | tdx_ser_u(b, vg->heap_goal);
     rc |= tdx_ser_u(b, vg->prev_alloc) | tdx_ser_u(b, vg->prev_goal);
     rc |= tdx_ser_u(b, vg->gomaxprocs) | tdx_ser_i(b, vg->max_proc);
-    size_t kept = 0;
-    for (size_t i = 0; i < vg->gs.n; i++) kept += !keep || keep(kctx, vg->gs.v[i].id);
-    rc |= tdx_ser_u(b, kept);
+    rc |= tdx_ser_u(b, kept) | tdx_ser_u(b, ps.n) | tdx_ser_u(b, vg->granges.n);
+    rc |= tdx_ser_u(b, vg->pranges.n) | tdx_ser_u(b, vg->threads.n);
+
+    tdx_rans_enc e;
+    tdx_rans_enc_init(&e);
+    if (!rc && tdx_rans_enc_reset(&e, SF_COUNT)) rc = -1;
+    const int64_t tl = vg->tlast;
+    int64_t prev = 0;
     for (size_t i = 0; i < vg->gs.n && !rc; i++) {
         const vg_g *g = &vg->gs.v[i];
         if (keep && !keep(kctx, g->id)) continue;
-        rc |= tdx_ser_i(b, g->id) | tdx_ser_u(b, g->lane) | tdx_ser_i(b, g->run_start);
-        rc |= tdx_ser_i(b, g->sys_time) | tdx_ser_i(b, g->cause_time) | tdx_ser_u(b, g->cause_lane);
-        rc |= tdx_ser_u(b, g->func) | tdx_ser_u(b, g->label) | tdx_ser_u(b, g->block_reason);
-        rc |=
-            tdx_ser_u(b, g->last_stop) | tdx_ser_u(b, g->sys_stack) | tdx_ser_u(b, g->cause_stack);
-        rc |= tdx_ser_u(b, g->cause_reason);
-        rc |= tdx_ser_u(b, (uint64_t)g->named | (uint64_t)g->sys_active << 1 |
-                               (uint64_t)g->cause << 2);
-        rc |= tdx_ser_u(b, g->active.n);
-        for (size_t k = 0; k < g->active.n; k++)
-            rc |= tdx_ser_u(b, g->active.v[k].name) | tdx_ser_u(b, g->active.v[k].stack) |
-                  tdx_ser_i(b, g->active.v[k].time);
-        rc |= tdx_ser_u(b, g->done.n);
+        if (tdx_rans_enc_reserve(&e, 24 + 3 * g->active.n + 6 * g->done.n, 0)) {
+            rc = -1;
+            break;
+        }
+        fput_i(&e, SF_ID, tsub(g->id, prev));
+        prev = g->id;
+        fput(&e, SF_LANE, g->lane + 1);
+        fput(&e, SF_TIMES,
+             (uint64_t)(g->run_start != 0) | (uint64_t)(g->sys_time != 0) << 1 |
+                 (uint64_t)(g->cause_time != 0) << 2);
+        if (g->run_start) fput_i(&e, SF_RUN, tsub(tl, g->run_start));
+        if (g->sys_time) fput_i(&e, SF_SYS, tsub(tl, g->sys_time));
+        if (g->cause_time) fput_i(&e, SF_CAUSE, tsub(tl, g->cause_time));
+        fput(&e, SF_CLANE, g->cause_lane + 1);
+        fput(&e, SF_FUNC, g->func);
+        fput(&e, SF_LABEL, g->label);
+        fput(&e, SF_BREASON, g->block_reason);
+        fput(&e, SF_LASTSTOP, g->last_stop);
+        fput(&e, SF_SYSSTACK, g->sys_stack);
+        fput(&e, SF_CSTACK, g->cause_stack);
+        fput(&e, SF_CREASON, g->cause_reason);
+        fput(&e, SF_FLAGS,
+             (uint64_t)g->named | (uint64_t)g->sys_active << 1 | (uint64_t)g->cause << 2);
+        fput(&e, SF_NACTIVE, g->active.n);
+        for (size_t k = 0; k < g->active.n; k++) {
+            fput(&e, SF_ANAME, g->active.v[k].name);
+            fput(&e, SF_ASTACK, g->active.v[k].stack);
+            fput_i(&e, SF_ATIME, tsub(tl, g->active.v[k].time));
+        }
+        fput(&e, SF_NDONE, g->done.n);
         for (size_t k = 0; k < g->done.n; k++) {
             const crange *c = &g->done.v[k];
-            rc |= tdx_ser_u(b, c->name) | tdx_ser_u(b, c->sstack) | tdx_ser_u(b, c->estack) |
-                  tdx_ser_u(b, c->arg) | tdx_ser_i(b, c->start) | tdx_ser_i(b, c->end);
+            fput(&e, SF_DNAME, c->name);
+            fput(&e, SF_DSSTACK, c->sstack);
+            fput(&e, SF_DESTACK, c->estack);
+            fput(&e, SF_DARG, c->arg);
+            fput_i(&e, SF_DSTART, tsub(tl, c->start));
+            fput_i(&e, SF_DLEN, tsub(c->end, c->start));
         }
     }
-    /* inSyscall, sorted by proc so the bytes do not depend on the hash layout */
-    TDX_VEC(int64_t) ps = {0};
-    for (size_t i = 0; vg->insys.n && i <= vg->insys.mask && !rc; i++)
-        if (vg->insys.vals[i] != TDX_HMAP_EMPTY && tdx_vec_push(&ps, (int64_t)vg->insys.keys[i]))
-            rc = -1;
-    if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
-    rc |= tdx_ser_u(b, ps.n);
+    if (!rc && tdx_rans_enc_reserve(
+                   &e, 2 * ps.n + 3 * vg->granges.n + 4 * vg->pranges.n + vg->threads.n + 1, 0))
+        rc = -1;
+    prev = 0;
     for (size_t i = 0; i < ps.n && !rc; i++) {
         /* Record indexes shift when records are pruned; a goroutine in a syscall is never pruned.
          */
@@ -1522,20 +1627,124 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
             ni = 0;
             for (uint32_t k = 0; k < gi; k++) ni += keep(kctx, vg->gs.v[k].id);
         }
-        rc |= tdx_ser_i(b, ps.v[i]) | tdx_ser_u(b, ni);
+        fput_i(&e, SF_SPROC, tsub(ps.v[i], prev));
+        prev = ps.v[i];
+        fput(&e, SF_SGI, ni);
     }
+    for (size_t i = 0; i < vg->granges.n && !rc; i++) {
+        fput(&e, SF_GNAME, vg->granges.v[i].name);
+        fput(&e, SF_GSTACK, vg->granges.v[i].stack);
+        fput_i(&e, SF_GTIME, tsub(tl, vg->granges.v[i].time));
+    }
+    for (size_t i = 0; i < vg->pranges.n && !rc; i++) {
+        fput(&e, SF_PNAME, vg->pranges.v[i].name);
+        fput(&e, SF_PSTACK, vg->pranges.v[i].stack);
+        fput_i(&e, SF_PPROC, vg->pranges.v[i].proc);
+        fput_i(&e, SF_PTIME, tsub(tl, vg->pranges.v[i].time));
+    }
+    prev = 0;
+    for (size_t i = 0; i < vg->threads.n && !rc; i++) {
+        fput_i(&e, SF_THREAD, tsub(vg->threads.v[i], prev));
+        prev = vg->threads.v[i];
+    }
+    if (!rc && (e.oom || tdx_rans_enc_finish(&e, b))) rc = -1;
+    tdx_rans_enc_free(&e);
     tdx_vec_free(&ps);
-    rc |= tdx_ser_u(b, vg->granges.n);
-    for (size_t i = 0; i < vg->granges.n; i++)
-        rc |= tdx_ser_u(b, vg->granges.v[i].name) | tdx_ser_u(b, vg->granges.v[i].stack) |
-              tdx_ser_i(b, vg->granges.v[i].time);
-    rc |= tdx_ser_u(b, vg->pranges.n);
-    for (size_t i = 0; i < vg->pranges.n; i++)
-        rc |= tdx_ser_u(b, vg->pranges.v[i].name) | tdx_ser_u(b, vg->pranges.v[i].stack) |
-              tdx_ser_i(b, vg->pranges.v[i].proc) | tdx_ser_i(b, vg->pranges.v[i].time);
-    rc |= tdx_ser_u(b, vg->threads.n);
-    for (size_t i = 0; i < vg->threads.n; i++) rc |= tdx_ser_i(b, vg->threads.v[i]);
     return rc ? -1 : 0;
+}
+
+/* Decodes the goroutine records of a checkpoint. Counts are capped (ids are u32 indexes); the
+ * blob itself is checksummed by the index before it gets here. */
+static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, uint64_t nstr,
+                               uint64_t nnodes) {
+    const int64_t tl = vg->tlast;
+    int64_t prev = 0;
+    for (uint64_t i = 0; i < ng && !d->bad && !vg->err; i++) {
+        vg_g g;
+        memset(&g, 0, sizeof g);
+        g.id = tsub(prev, -fget_i(d, SF_ID));
+        prev = g.id;
+        g.lane = fget(d, SF_LANE) - 1;
+        uint64_t tm = fget(d, SF_TIMES);
+        if (tm > 7) d->bad = 1;
+        if (tm & 1) g.run_start = tsub(tl, fget_i(d, SF_RUN));
+        if (tm & 2) g.sys_time = tsub(tl, fget_i(d, SF_SYS));
+        if (tm & 4) g.cause_time = tsub(tl, fget_i(d, SF_CAUSE));
+        g.cause_lane = fget(d, SF_CLANE) - 1;
+        g.func = fget_lim(d, SF_FUNC, nstr);
+        g.label = fget_lim(d, SF_LABEL, nstr);
+        g.block_reason = fget_lim(d, SF_BREASON, nstr);
+        g.last_stop = fget_lim(d, SF_LASTSTOP, nnodes);
+        g.sys_stack = fget_lim(d, SF_SYSSTACK, nnodes);
+        g.cause_stack = fget_lim(d, SF_CSTACK, nnodes);
+        g.cause_reason = fget_lim(d, SF_CREASON, nstr);
+        uint64_t fl = fget(d, SF_FLAGS);
+        g.named = fl & 1;
+        g.sys_active = (fl >> 1) & 1;
+        g.cause = (uint8_t)(fl >> 2);
+        if ((fl >> 2) > CAUSE_UNBLOCK) d->bad = 1;
+        uint64_t na = fget(d, SF_NACTIVE);
+        if (na > UINT32_MAX) d->bad = 1;
+        for (uint64_t k = 0; k < na && !d->bad; k++) {
+            arange r;
+            r.name = fget_lim(d, SF_ANAME, nstr);
+            r.stack = fget_lim(d, SF_ASTACK, nnodes);
+            r.time = tsub(tl, fget_i(d, SF_ATIME));
+            if (tdx_vec_push(&g.active, r)) vg->err = 1;
+        }
+        uint64_t nd = fget(d, SF_NDONE);
+        if (nd > UINT32_MAX) d->bad = 1;
+        for (uint64_t k = 0; k < nd && !d->bad; k++) {
+            crange c;
+            c.name = fget_lim(d, SF_DNAME, nstr);
+            c.sstack = fget_lim(d, SF_DSSTACK, nnodes);
+            c.estack = fget_lim(d, SF_DESTACK, nnodes);
+            c.arg = (uint8_t)fget_lim(d, SF_DARG, 3);
+            c.start = tsub(tl, fget_i(d, SF_DSTART));
+            c.end = tsub(c.start, -fget_i(d, SF_DLEN));
+            if (tdx_vec_push(&g.done, c)) vg->err = 1;
+        }
+        if (tdx_hmap_get(&vg->g_idx, (uint64_t)g.id) != TDX_HMAP_EMPTY) d->bad = 1;
+        if (d->bad || vg->err || tdx_vec_push(&vg->gs, g) ||
+            tdx_hmap_put(&vg->g_idx, (uint64_t)g.id, (uint32_t)(vg->gs.n - 1))) {
+            if (!d->bad) vg->err = 1;
+            tdx_vec_free(&g.active);
+            tdx_vec_free(&g.done);
+        }
+    }
+}
+
+/* The tables after the goroutines: inSyscall, the goroutine-less and proc ranges, threads. */
+static void restore_rest(tdx_viewgen *vg, tdx_rans_dec *d, const uint64_t cnt[4], uint64_t nstr,
+                         uint64_t nnodes) {
+    const int64_t tl = vg->tlast;
+    int64_t prev = 0;
+    for (uint64_t i = 0; i < cnt[0] && !d->bad && !vg->err; i++) {
+        int64_t proc = tsub(prev, -fget_i(d, SF_SPROC));
+        prev = proc;
+        uint32_t gi = fget_lim(d, SF_SGI, vg->gs.n);
+        if (!d->bad && tdx_hmap_put(&vg->insys, (uint64_t)proc, gi)) vg->err = 1;
+    }
+    for (uint64_t i = 0; i < cnt[1] && !d->bad && !vg->err; i++) {
+        grange r;
+        r.name = fget_lim(d, SF_GNAME, nstr);
+        r.stack = fget_lim(d, SF_GSTACK, nnodes);
+        r.time = tsub(tl, fget_i(d, SF_GTIME));
+        if (tdx_vec_push(&vg->granges, r)) vg->err = 1;
+    }
+    for (uint64_t i = 0; i < cnt[2] && !d->bad && !vg->err; i++) {
+        prange r;
+        r.name = fget_lim(d, SF_PNAME, nstr);
+        r.stack = fget_lim(d, SF_PSTACK, nnodes);
+        r.proc = fget_i(d, SF_PPROC);
+        r.time = tsub(tl, fget_i(d, SF_PTIME));
+        if (tdx_vec_push(&vg->pranges, r)) vg->err = 1;
+    }
+    prev = 0;
+    for (uint64_t i = 0; i < cnt[3] && !d->bad && !vg->err; i++) {
+        prev = tsub(prev, -fget_i(d, SF_THREAD));
+        thread_add(vg, prev);
+    }
 }
 
 int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *err) {
@@ -1570,84 +1779,19 @@ int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *er
     vg->prev_goal = tdx_deser_u(&d);
     vg->gomaxprocs = tdx_deser_u(&d);
     vg->max_proc = tdx_deser_i(&d);
-    uint64_t ng = tdx_deser_u(&d);
-    if (ng > (uint64_t)(d.end - d.p)) d.bad = 1;
-    for (uint64_t i = 0; i < ng && !d.bad && !vg->err; i++) {
-        vg_g g;
-        memset(&g, 0, sizeof g);
-        g.id = tdx_deser_i(&d);
-        g.lane = tdx_deser_u(&d);
-        g.run_start = tdx_deser_i(&d);
-        g.sys_time = tdx_deser_i(&d);
-        g.cause_time = tdx_deser_i(&d);
-        g.cause_lane = tdx_deser_u(&d);
-        g.func = tdx_deser_u32(&d, nstr);
-        g.label = tdx_deser_u32(&d, nstr);
-        g.block_reason = tdx_deser_u32(&d, nstr);
-        g.last_stop = tdx_deser_u32(&d, nnodes);
-        g.sys_stack = tdx_deser_u32(&d, nnodes);
-        g.cause_stack = tdx_deser_u32(&d, nnodes);
-        g.cause_reason = tdx_deser_u32(&d, nstr);
-        uint64_t fl = tdx_deser_u(&d);
-        g.named = fl & 1;
-        g.sys_active = (fl >> 1) & 1;
-        g.cause = (uint8_t)(fl >> 2);
-        if (g.cause > CAUSE_UNBLOCK) d.bad = 1;
-        uint64_t na = tdx_deser_u(&d);
-        if (na > (uint64_t)(d.end - d.p)) d.bad = 1;
-        for (uint64_t k = 0; k < na && !d.bad; k++) {
-            arange r;
-            r.name = tdx_deser_u32(&d, nstr);
-            r.stack = tdx_deser_u32(&d, nnodes);
-            r.time = tdx_deser_i(&d);
-            if (tdx_vec_push(&g.active, r)) vg->err = 1;
-        }
-        uint64_t nd = tdx_deser_u(&d);
-        if (nd > (uint64_t)(d.end - d.p)) d.bad = 1;
-        for (uint64_t k = 0; k < nd && !d.bad; k++) {
-            crange c;
-            c.name = tdx_deser_u32(&d, nstr);
-            c.sstack = tdx_deser_u32(&d, nnodes);
-            c.estack = tdx_deser_u32(&d, nnodes);
-            c.arg = (uint8_t)tdx_deser_u32(&d, 3);
-            c.start = tdx_deser_i(&d);
-            c.end = tdx_deser_i(&d);
-            if (tdx_vec_push(&g.done, c)) vg->err = 1;
-        }
-        if (tdx_hmap_get(&vg->g_idx, (uint64_t)g.id) != TDX_HMAP_EMPTY) d.bad = 1;
-        if (d.bad || vg->err || tdx_vec_push(&vg->gs, g) ||
-            tdx_hmap_put(&vg->g_idx, (uint64_t)g.id, (uint32_t)(vg->gs.n - 1))) {
-            if (!d.bad) vg->err = 1;
-            tdx_vec_free(&g.active);
-            tdx_vec_free(&g.done);
-        }
+    uint64_t ng = tdx_deser_u(&d), cnt[4];
+    if (ng > UINT32_MAX) d.bad = 1;
+    for (int i = 0; i < 4; i++)
+        if ((cnt[i] = tdx_deser_u(&d)) > UINT32_MAX) d.bad = 1;
+    tdx_rans_dec rd;
+    tdx_rans_dec_init(&rd);
+    if (!d.bad && tdx_rans_dec_start(&rd, SF_COUNT, d.p, (size_t)(d.end - d.p))) d.bad = 1;
+    if (!d.bad) {
+        restore_goroutines(vg, &rd, ng, nstr, nnodes);
+        restore_rest(vg, &rd, cnt, nstr, nnodes);
+        if (!tdx_rans_dec_ok(&rd)) d.bad = 1;
     }
-    uint64_t ni = tdx_deser_u(&d);
-    for (uint64_t i = 0; i < ni && !d.bad && !vg->err; i++) {
-        int64_t proc = tdx_deser_i(&d);
-        uint32_t gi = tdx_deser_u32(&d, vg->gs.n);
-        if (!d.bad && tdx_hmap_put(&vg->insys, (uint64_t)proc, gi)) vg->err = 1;
-    }
-    uint64_t ngr = tdx_deser_u(&d);
-    for (uint64_t i = 0; i < ngr && !d.bad && !vg->err; i++) {
-        grange r;
-        r.name = tdx_deser_u32(&d, nstr);
-        r.stack = tdx_deser_u32(&d, nnodes);
-        r.time = tdx_deser_i(&d);
-        if (tdx_vec_push(&vg->granges, r)) vg->err = 1;
-    }
-    uint64_t npr = tdx_deser_u(&d);
-    for (uint64_t i = 0; i < npr && !d.bad && !vg->err; i++) {
-        prange r;
-        r.name = tdx_deser_u32(&d, nstr);
-        r.stack = tdx_deser_u32(&d, nnodes);
-        r.proc = tdx_deser_i(&d);
-        r.time = tdx_deser_i(&d);
-        if (tdx_vec_push(&vg->pranges, r)) vg->err = 1;
-    }
-    uint64_t nt = tdx_deser_u(&d);
-    for (uint64_t i = 0; i < nt && !d.bad && !vg->err; i++) thread_add(vg, tdx_deser_i(&d));
-    if (d.p != d.end) d.bad = 1;
+    tdx_rans_dec_free(&rd);
     tdx_vgcache_reset(&vg->cache);
     if (d.bad || vg->err) {
         int oom = vg->err;

@@ -12,6 +12,7 @@
 #include "atomic_file.h"
 #include "core/hmap.h"
 #include "core/spec.h"
+#include "core/varint.h"
 #include "evcodec.h"
 #include "format.h"
 #include "strpack.h"
@@ -488,19 +489,25 @@ static int res_cmp(const void *a, const void *b) {
     return (int64_t)x->id < (int64_t)y->id ? -1 : (int64_t)x->id > (int64_t)y->id;
 }
 
+/* Sorted by id, each field a varint delta: most ids are consecutive and first-seen times follow
+ * them, so a record is a few bytes instead of 32. */
 static int res_section(tdx_iwriter *w, sectab *st, uint32_t kind, resmap *m) {
     if (m->v.n > 1) qsort(m->v.v, m->v.n, sizeof *m->v.v, res_cmp);
     tdx_buf b = {0};
     uint8_t cnt[8];
     tdx_le64(cnt, m->v.n);
     int rc = tdx_buf_append(&b, cnt, 8);
+    uint64_t pid = 0, pfirst = 0;
     for (size_t i = 0; i < m->v.n && !rc; i++) {
-        uint8_t r[R_SIZE];
-        tdx_le64(r + R_ID, m->v.v[i].id);
-        tdx_le64(r + R_EVENTS, m->v.v[i].events);
-        tdx_le64(r + R_FIRST, (uint64_t)m->v.v[i].first);
-        tdx_le64(r + R_LAST, (uint64_t)m->v.v[i].last);
-        rc = tdx_buf_append(&b, r, sizeof r);
+        const res_rec *r = &m->v.v[i];
+        uint8_t x[4 * TDX_VARINT_MAX], *q = x;
+        q += tdx_put_uvarint(q, tdx_zigzag((int64_t)(r->id - pid)));
+        q += tdx_put_uvarint(q, r->events);
+        q += tdx_put_uvarint(q, tdx_zigzag((int64_t)((uint64_t)r->first - pfirst)));
+        q += tdx_put_uvarint(q, tdx_zigzag((int64_t)((uint64_t)r->last - (uint64_t)r->first)));
+        pid = r->id;
+        pfirst = (uint64_t)r->first;
+        rc = tdx_buf_append(&b, x, (size_t)(q - x));
     }
     if (!rc)
         rc = put_section(w, st, kind, 0, b.v, b.n);
