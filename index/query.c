@@ -19,6 +19,7 @@
 #include <xxhash.h>
 
 #include "index/evcodec.h"
+#include "index/evpipe.h"
 #include "index/format.h"
 #include "index/sumindex.h"
 #include "index/summary.h"
@@ -43,7 +44,6 @@ typedef struct qctx {
     const uint8_t *data; /* VIEWDATA */
     uint64_t datalen;
     uint64_t dir_off; /* file offset of the directory (for messages) */
-    tdx_event *evs;
     tdx_viewgen_resolved res;
 } qctx;
 
@@ -60,6 +60,8 @@ static int oom(qctx *q) {
 static int blob(qctx *q, const uint8_t *ref, const uint8_t **p, size_t *n) {
     uint64_t off = tdx_rd64(ref + BL_OFF), len = tdx_rd64(ref + BL_LEN);
     uint64_t base = q->ix->sec[TDX_SEC_VIEWDATA].off;
+    *p = NULL; /* set on every path: callers read them only on success, but -O3 cannot tell */
+    *n = 0;
     if (off > q->datalen || len > q->datalen - off) return damaged(q, base, "section VIEWDATA");
     if (XXH3_64bits(q->data + off, (size_t)len) != tdx_rd64(ref + BL_HASH))
         return damaged(q, base + off, "section VIEWDATA");
@@ -147,26 +149,37 @@ typedef struct replay {
 
 static int run_replay(qctx *q, tdx_viewgen *vg, replay *r, tdx_query_stats *st) {
     tdx_index *ix = q->ix;
-    if (r->from >= r->to) return 0;
+    if (r->from >= r->to || r->from >= ix->meta[M_EVENTS]) return 0;
     size_t b = tdx_index_block_of_event(ix, r->from);
+    size_t last = tdx_index_block_of_event(ix, r->to - 1) + 1;
+    if (last > ix->nblocks) last = ix->nblocks;
+    tdx_evpipe *pipe = tdx_evpipe_start(ix, b, last);
+    if (!pipe) return oom(q);
     uint64_t idx = r->from;
-    while (idx < r->to && b < ix->nblocks) {
-        size_t n;
-        if (tdx_index_read_block(ix, b, q->evs, &n, q->err)) return -1;
-        uint64_t first = tdx_index_block_first_event(ix, b);
+    int rc = 0;
+    const tdx_event *evs;
+    size_t n;
+    while (idx < r->to && (rc = tdx_evpipe_next(pipe, &evs, &n, q->err)) == 1) {
+        uint64_t first = tdx_index_block_first_event(ix, b++);
         for (size_t i = (size_t)(idx - first); i < n && idx < r->to; i++, idx++) {
-            const tdx_event *e = &q->evs[i];
+            const tdx_event *e = &evs[i];
             if (r->counters_due && e->time - r->t0 >= r->counters_at) {
                 tdx_viewgen_emit_counters(vg, r->counters_at);
                 r->counters_due = false;
             }
             st->replayed++;
-            if (tdx_viewgen_event(vg, e, &ix->tabs)) return -2;
-            if (r->w && r->w->index > r->stop_after) return 0;
+            if (tdx_viewgen_event(vg, e, &ix->tabs)) {
+                tdx_evpipe_stop(pipe);
+                return -2;
+            }
+            if (r->w && r->w->index > r->stop_after) {
+                tdx_evpipe_stop(pipe);
+                return 0;
+            }
         }
-        b++;
     }
-    return 0;
+    tdx_evpipe_stop(pipe);
+    return rc < 0 ? -1 : 0;
 }
 
 /* The long items of crossing list d, in emission order. */
@@ -270,7 +283,6 @@ static void qctx_free(qctx *q) {
     tdx_summary_free(&q->sum);
     tdx_vgtree_free(&q->tree);
     tdx_vgstore_free(&q->store);
-    free(q->evs);
 }
 
 int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *wctx,
@@ -317,11 +329,6 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
         o->overlap = true;
     }
     if (load_view(&q, o->view, o->ntasks > 0)) goto out;
-    q.evs = malloc(TDX_EVBLOCK_EVENTS * sizeof *q.evs);
-    if (!q.evs) {
-        oom(&q);
-        goto out;
-    }
     int64_t S = qq->has_index ? qq->start : 0, E = qq->has_index ? qq->end : INT64_MAX;
     if (tdx_jsonw_init(&w, write, wctx, &q.frames, S, E)) {
         oom(&q);

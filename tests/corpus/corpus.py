@@ -202,6 +202,12 @@ def check_corrupt(tdx, name, tmp):
         # dump --events reads the header, tables, directories and events (kinds 1-7).
         if kind <= 7:
             expect_error(tdx, [tdx, "dump", "--events", bad], ["corrupt", "rebuild"], what)
+        # A whole-trace query replays every event block (decoded ahead on a second thread).
+        if kind == 7:
+            expect_error(tdx, [tdx, "query", bad, "-o", os.path.join(tmp, "q.json")],
+                         ["corrupt", "rebuild"], what + " (query)")
+            if os.path.exists(os.path.join(tmp, "q.json")):
+                fail("a failed query left its output file")
     open(bad, "wb").write(data[: len(data) // 2])
     expect_error(tdx, [tdx, "info", bad], ["truncated", "rebuild"], "truncated index")
     # The version is checked before the header checksum (a newer header may differ in layout).
