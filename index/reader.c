@@ -70,9 +70,9 @@ const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, td
     return p;
 }
 
-/* tdx_gen_str's hook: unpacks the chunk holding string id. A chunk that fails (damage the
- * section checksum did not catch) reads as empty strings and is reported by
- * tdx_index_strings_ok, so that no reader of the tables needs an error path. */
+/* tdx_gen_str's hook: unpacks the chunk holding string id. A chunk that fails (its checksum or
+ * structure is wrong) reads as empty strings and is reported by tdx_index_strings_ok, so that
+ * no reader of the tables needs an error path. */
 static void fill_strings(void *ctx, uint32_t id) {
     tdx_index *ix = ctx;
     uint64_t k = id >> TDX_STR_CHUNK_SHIFT;

@@ -1,24 +1,29 @@
 /* strpack.c: LZ77 + rANS packing of the string table.
  *
- * Packed form: a mode byte. Mode 1 (packed): uvarint total bytes, uvarint number of chunks, then
- * per chunk: uvarint strings (TDX_STR_CHUNK, fewer only in the last), uvarint bytes of those
- * strings, uvarint coded length, the chunk's rANS-coded symbols (rans.c). Mode 0 (stored, when
- * packing would shrink the table more than MAXRATIO times, which only degenerate tables do: the
- * decoder refuses such claims to bound what damage can allocate): uvarint length of every string,
- * then their bytes. Per string: its length; then sequences of a literal run (count, then the
- * bytes) and, unless the string is complete, a match: distance back in the chunk's strings
- * decoded so far, and length. Literals are coded in the context of the previous byte's class
- * (digit, letter, separator, ...), which is what is left to model once matches have taken the
- * repeated text.
+ * Packed form (mode 1): the mode byte, uvarint strings n, uvarint total bytes, uvarint number of
+ * chunks, a directory of 24-byte entries (per chunk: u64 offset of its coded symbols in the data
+ * that follows, u32 their length, u32 the bytes of its strings, u64 XXH3 of the coded symbols),
+ * the XXH3 of everything from the mode byte through the directory, then the chunks' coded
+ * symbols (rans.c). Chunk k holds strings [k * TDX_STR_CHUNK, ...), TDX_STR_CHUNK of them but
+ * in the last. Mode 0 (stored, when packing would shrink the table more than MAXRATIO times,
+ * which only degenerate tables do: the decoder refuses such claims to bound what damage can
+ * allocate): uvarint length of every string, their bytes, the XXH3 of everything before it.
+ * Per string: its length; then sequences of a literal run (count, then the bytes) and, unless
+ * the string is complete, a match: distance back in the chunk's strings decoded so far, and
+ * length. Literals are coded in the context of the previous byte's class (digit, letter,
+ * separator, ...), which is what is left to model once matches have taken the repeated text.
  *
- * Chunks are independent (matches stay inside one), so that opening an index costs a walk over
- * the chunk headers and a query unpacks only the chunks whose strings it prints. */
+ * Chunks are independent (matches stay inside one) and each carries its own checksum, so that
+ * opening an index reads and checks only the directory, and a query unpacks (and checks) only
+ * the chunks whose strings it prints: nothing a query does grows with the table. */
 #include "strpack.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "core/varint.h"
+#include "format.h"
 #include "rans.h"
 
 #define MINMATCH 4
@@ -26,6 +31,9 @@
 #define HBITS 17          /* hash of 4 bytes -> last position */
 #define DEPTH 2           /* candidates tried per position (a hash chain) */
 #define MAXRATIO 4096     /* unpacked bytes per packed byte at most */
+
+/* Chunk directory entry: offset in the data, coded length, string bytes, XXH3. */
+enum { CE_OFF = 0, CE_LEN = 8, CE_BYTES = 12, CE_HASH = 16, CE_SIZE = 24 };
 
 enum { C_LEN = 0, C_RUN = 1, C_OFF = 3, C_MLEN = 4, C_LIT = 5, C_COUNT = C_LIT + 8 };
 enum { L_LEN = 0, L_LIT = 1, L_OFF = 2, L_MLEN = 3 };
@@ -68,6 +76,13 @@ static void put_lits(tdx_rans_enc *rc, const uint8_t *s, size_t from, size_t to,
 
 static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n);
 
+/* Appends the XXH3 of out[from, end). */
+static int put_hash(tdx_buf *out, size_t from) {
+    uint8_t h[8];
+    tdx_le64(h, XXH3_64bits(out->v + from, out->n - from));
+    return tdx_buf_append(out, h, 8);
+}
+
 int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n) {
     size_t start = out->n;
     uint64_t total = n ? off[n] - off[0] : 0;
@@ -77,6 +92,7 @@ int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, 
     int rc = tdx_vec_push(out, (uint8_t)0);
     for (uint64_t i = 0; i < n && !rc; i++) rc = put_uv(out, off[i + 1] - off[i]);
     if (!rc && total) rc = tdx_buf_append(out, bytes + off[0], (size_t)total);
+    if (!rc) rc = put_hash(out, start);
     return rc ? -1 : 0;
 }
 
@@ -90,6 +106,9 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
     /* Positions are stored + 1 (0: none). */
     if (head) memset(head, 0, ((size_t)1 << HBITS) * sizeof *head);
     uint64_t total = n ? off[n] - off[0] : 0, nchunks = (n + TDX_STR_CHUNK - 1) / TDX_STR_CHUNK;
+    size_t hstart = out->n - 1; /* the mode byte */
+    tdx_buf dir = {0}, data = {0};
+    rc2 |= put_uv(out, n);
     rc2 |= put_uv(out, total);
     rc2 |= put_uv(out, nchunks);
     const uint8_t *base = total ? bytes + off[0] : bytes;
@@ -157,14 +176,26 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
             rc2 = -1;
             break;
         }
-        rc2 |= put_uv(out, j - i);
-        rc2 |= put_uv(out, off[j] - off[i]);
-        rc2 |= put_uv(out, chunk.n);
-        rc2 |= tdx_buf_append(out, chunk.v, chunk.n);
+        uint8_t e[CE_SIZE];
+        if (chunk.n > UINT32_MAX || off[j] - off[i] > UINT32_MAX) {
+            rc2 = -1;
+            break;
+        }
+        tdx_le64(e + CE_OFF, data.n);
+        tdx_le32(e + CE_LEN, (uint32_t)chunk.n);
+        tdx_le32(e + CE_BYTES, (uint32_t)(off[j] - off[i]));
+        tdx_le64(e + CE_HASH, XXH3_64bits(chunk.v, chunk.n));
+        rc2 |= tdx_buf_append(&dir, e, CE_SIZE);
+        rc2 |= tdx_buf_append(&data, chunk.v, chunk.n);
         i = j;
     }
+    if (!rc2 && dir.n) rc2 = tdx_buf_append(out, dir.v, dir.n);
+    if (!rc2) rc2 = put_hash(out, hstart);
+    if (!rc2 && data.n) rc2 = tdx_buf_append(out, data.v, data.n);
     free(head);
     free(chain);
+    tdx_vec_free(&dir);
+    tdx_vec_free(&data);
     tdx_vec_free(&chunk);
     tdx_rans_enc_free(&rc);
     return rc2 ? -1 : 0;
@@ -197,40 +228,27 @@ static int stored(const uint8_t *p, const uint8_t *end, uint64_t n, tdx_str *str
 int tdx_strpack_open(tdx_strpack *sp, const uint8_t *p, size_t len, uint64_t n, tdx_str *strs,
                      int *oom) {
     const uint8_t *end = p + len, *start = p;
-    uint64_t total, nchunks, sum = 0;
+    uint64_t n2, total, nchunks;
     memset(sp, 0, sizeof *sp);
     *oom = 0;
-    if (len < 1) return -1;
-    if (*p++ == 0) {
+    if (len < 9) return -1;
+    if (*p == 0) { /* stored: checked whole, unpacked at once */
+        if (XXH3_64bits(start, len - 8) != tdx_rd64(end - 8)) return -1;
         sp->stored = 1;
         sp->n = n;
-        return stored(p, end, n, strs);
+        return stored(p + 1, end - 8, n, strs);
     }
-    if (p[-1] != 1) return -1;
-    if (get_uv(&p, end, &total) || get_uv(&p, end, &nchunks) ||
-        nchunks != (n + TDX_STR_CHUNK - 1) / TDX_STR_CHUNK || total / MAXRATIO > len)
+    if (*p++ != 1) return -1;
+    if (get_uv(&p, end, &n2) || get_uv(&p, end, &total) || get_uv(&p, end, &nchunks) || n2 != n ||
+        nchunks != (n + TDX_STR_CHUNK - 1) / TDX_STR_CHUNK || total / MAXRATIO > len ||
+        nchunks > (uint64_t)(end - p) / CE_SIZE)
         return -1;
-    sp->body = malloc((nchunks ? (size_t)nchunks : 1) * 3 * sizeof *sp->body);
-    if (!sp->body) return *oom = 1, -1;
-    for (uint64_t c = 0; c < nchunks; c++) {
-        uint64_t ns, nb, clen;
-        uint64_t want = c + 1 < nchunks ? TDX_STR_CHUNK : n - c * TDX_STR_CHUNK;
-        if (get_uv(&p, end, &ns) || get_uv(&p, end, &nb) || get_uv(&p, end, &clen) || ns != want ||
-            nb > total - sum || clen > (uint64_t)(end - p) || nb / MAXRATIO > clen + 16) {
-            tdx_strpack_close(sp);
-            return -1;
-        }
-        sp->body[3 * c] = (uint64_t)(p - start);
-        sp->body[3 * c + 1] = clen;
-        sp->body[3 * c + 2] = nb;
-        sum += nb;
-        p += clen;
-    }
-    if (sum != total || p != end) {
-        tdx_strpack_close(sp);
-        return -1;
-    }
-    sp->p = start;
+    const uint8_t *dir = p;
+    p += nchunks * CE_SIZE;
+    if ((size_t)(end - p) < 8 || XXH3_64bits(start, (size_t)(p - start)) != tdx_rd64(p)) return -1;
+    p += 8;
+    sp->dir = dir;
+    sp->p = p;
     sp->end = end;
     sp->n = n;
     sp->nchunks = nchunks;
@@ -238,16 +256,19 @@ int tdx_strpack_open(tdx_strpack *sp, const uint8_t *p, size_t len, uint64_t n, 
 }
 
 void tdx_strpack_close(tdx_strpack *sp) {
-    free(sp->body);
-    sp->body = NULL;
+    memset(sp, 0, sizeof *sp);
 }
 
 int tdx_strpack_chunk(const tdx_strpack *sp, uint64_t k, tdx_arena *a, tdx_str *strs, int *oom) {
     *oom = 0;
     if (sp->stored) return 0;
     if (k >= sp->nchunks) return -1;
-    const uint8_t *p = sp->p + sp->body[3 * k];
-    size_t clen = (size_t)sp->body[3 * k + 1], total = (size_t)sp->body[3 * k + 2];
+    const uint8_t *e = sp->dir + k * CE_SIZE;
+    uint64_t at = tdx_rd64(e + CE_OFF), datalen = (uint64_t)(sp->end - sp->p);
+    size_t clen = tdx_rd32(e + CE_LEN), total = tdx_rd32(e + CE_BYTES);
+    if (at > datalen || clen > datalen - at || total / MAXRATIO > clen + 16) return -1;
+    const uint8_t *p = sp->p + at;
+    if (XXH3_64bits(p, clen) != tdx_rd64(e + CE_HASH)) return -1;
     uint64_t first = k * TDX_STR_CHUNK, ns = k + 1 < sp->nchunks ? TDX_STR_CHUNK : sp->n - first;
     uint8_t *buf = tdx_arena_alloc(a, total ? total : 1);
     if (!buf) return *oom = 1, -1;

@@ -14,26 +14,26 @@
  * Returns 0 or -1 (OOM). */
 int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n);
 
-/* The chunk directory of a packed table: where each chunk's coded symbols are. */
+/* An open packed table: its chunk directory and data, read in place (nothing is copied). */
 typedef struct tdx_strpack {
-    const uint8_t *p, *end;
-    uint64_t n; /* strings */
+    const uint8_t *dir;     /* nchunks entries (strpack.c) */
+    const uint8_t *p, *end; /* the chunks' coded symbols */
+    uint64_t n;             /* strings */
     uint64_t
-        nchunks;    /* chunk k holds strings [k * TDX_STR_CHUNK, min(n, (k + 1) * TDX_STR_CHUNK)) */
-    uint64_t *body; /* per chunk: offset of its coded symbols in p, then its length, its bytes */
-    int stored;     /* mode 0: tdx_strpack_open filled every string already */
+        nchunks; /* chunk k holds strings [k * TDX_STR_CHUNK, min(n, (k + 1) * TDX_STR_CHUNK)) */
+    int stored;  /* mode 0: tdx_strpack_open filled every string already */
 } tdx_strpack;
 
-/* Walks the chunk headers of p[0..len) (all of it, n strings) without decoding them; a stored
- * table (mode 0) is unpacked into strs[0..n) at once. Returns 0, or -1 when the structure is
- * malformed or memory runs out (*oom set). */
+/* Checks the header and chunk directory of p[0..len) (n strings) without touching the chunks;
+ * a stored table (mode 0) is checked and unpacked into strs[0..n) at once. Returns 0, or -1
+ * when the structure or a checksum is wrong (*oom is set when memory ran out). */
 int tdx_strpack_open(tdx_strpack *sp, const uint8_t *p, size_t len, uint64_t n, tdx_str *strs,
                      int *oom);
 void tdx_strpack_close(tdx_strpack *sp);
 
-/* Unpacks chunk k into storage from arena a and fills its entries of strs (indexed by string
- * id). Returns 0, or -1 when the chunk is malformed (never reads or writes out of bounds) or
- * memory runs out (*oom set). */
+/* Checks chunk k against its checksum, unpacks it into storage from arena a and fills its
+ * entries of strs (indexed by string id). Returns 0, or -1 when the chunk is damaged (never
+ * reads or writes out of bounds) or memory runs out (*oom set). */
 int tdx_strpack_chunk(const tdx_strpack *sp, uint64_t k, tdx_arena *a, tdx_str *strs, int *oom);
 
 /* open + every chunk: strs[0..n) filled. Returns 0 or -1 as above. */

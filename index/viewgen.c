@@ -1526,6 +1526,9 @@ static inline uint32_t fget_lim(tdx_rans_dec *d, int f, uint64_t lim) {
 static inline int64_t tsub(int64_t a, int64_t b) {
     return (int64_t)((uint64_t)a - (uint64_t)b);
 }
+static inline int64_t tadd(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
 
 int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
     return tdx_viewgen_save_pruned(vg, b, NULL, NULL);
@@ -1662,7 +1665,7 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
     for (uint64_t i = 0; i < ng && !d->bad && !vg->err; i++) {
         vg_g g;
         memset(&g, 0, sizeof g);
-        g.id = tsub(prev, -fget_i(d, SF_ID));
+        g.id = tadd(prev, fget_i(d, SF_ID));
         prev = g.id;
         g.lane = fget(d, SF_LANE) - 1;
         uint64_t tm = fget(d, SF_TIMES);
@@ -1701,7 +1704,7 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
             c.estack = fget_lim(d, SF_DESTACK, nnodes);
             c.arg = (uint8_t)fget_lim(d, SF_DARG, 3);
             c.start = tsub(tl, fget_i(d, SF_DSTART));
-            c.end = tsub(c.start, -fget_i(d, SF_DLEN));
+            c.end = tadd(c.start, fget_i(d, SF_DLEN));
             if (tdx_vec_push(&g.done, c)) vg->err = 1;
         }
         if (tdx_hmap_get(&vg->g_idx, (uint64_t)g.id) != TDX_HMAP_EMPTY) d->bad = 1;
@@ -1720,7 +1723,7 @@ static void restore_rest(tdx_viewgen *vg, tdx_rans_dec *d, const uint64_t cnt[4]
     const int64_t tl = vg->tlast;
     int64_t prev = 0;
     for (uint64_t i = 0; i < cnt[0] && !d->bad && !vg->err; i++) {
-        int64_t proc = tsub(prev, -fget_i(d, SF_SPROC));
+        int64_t proc = tadd(prev, fget_i(d, SF_SPROC));
         prev = proc;
         uint32_t gi = fget_lim(d, SF_SGI, vg->gs.n);
         if (!d->bad && tdx_hmap_put(&vg->insys, (uint64_t)proc, gi)) vg->err = 1;
@@ -1742,7 +1745,7 @@ static void restore_rest(tdx_viewgen *vg, tdx_rans_dec *d, const uint64_t cnt[4]
     }
     prev = 0;
     for (uint64_t i = 0; i < cnt[3] && !d->bad && !vg->err; i++) {
-        prev = tsub(prev, -fget_i(d, SF_THREAD));
+        prev = tadd(prev, fget_i(d, SF_THREAD));
         thread_add(vg, prev);
     }
 }

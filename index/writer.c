@@ -555,7 +555,8 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
         tdx_le64(x, n);
         rc |= tdx_buf_append(&b, x, 8);
         rc |= tdx_strpack_encode(&b, t->str_bytes.v, t->str_off.v, n);
-        rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_STRINGS, 0, b.v, b.n);
+        /* BLOCKED: the packed table checks its directory and each chunk itself */
+        rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_STRINGS, TDX_SECF_BLOCKED, b.v, b.n);
     }
     /* FRAMES */
     if (!rc) {

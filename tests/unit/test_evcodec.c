@@ -11,6 +11,7 @@
 #include "core/event.h"
 #include "core/spec.h"
 #include "index/evcodec.h"
+#include "index/format.h"
 #include "index/strpack.h"
 
 /* A small deterministic generator (xorshift64*), so failures reproduce. */
@@ -376,6 +377,43 @@ Test(strpack, damaged_tables_fail_cleanly) {
         out.v[at] ^= bit;
     }
     cr_expect_geq(refused, 900, "only %d of 1000 damaged tables were refused", refused);
+    tdx_vec_free(&bytes);
+    tdx_vec_free(&out);
+    free(off);
+    free(s);
+}
+
+/* Opening reads only the header and directory; each chunk is checked when it unpacks, so damage
+ * inside one chunk fails that chunk alone. */
+Test(strpack, damaged_chunk_fails_alone) {
+    tdx_buf bytes = {0}, out = {0};
+    uint64_t n = 3000, *off = malloc((n + 1) * sizeof *off);
+    tdx_str *s = calloc(n, sizeof *s);
+    cr_assert(off && s);
+    gen_strings(&bytes, off, n);
+    cr_assert_eq(tdx_strpack_encode(&out, bytes.v, off, n), 0);
+    tdx_strpack sp;
+    int oom;
+    cr_assert_eq(tdx_strpack_open(&sp, out.v, out.n, n, s, &oom), 0);
+    cr_assert_eq(sp.stored, 0);
+    cr_assert_gt(sp.nchunks, 6);
+    /* a byte in the middle of chunk 5's coded symbols */
+    uint64_t at = tdx_rd64(sp.dir + 5 * 24), len = tdx_rd32(sp.dir + 5 * 24 + 8);
+    size_t pos = (size_t)(sp.p - out.v) + (size_t)(at + len / 2), dir = (size_t)(sp.dir - out.v);
+    tdx_strpack_close(&sp);
+    out.v[pos] ^= 0x10;
+    cr_assert_eq(tdx_strpack_open(&sp, out.v, out.n, n, s, &oom), 0, "open read a chunk");
+    tdx_arena a;
+    tdx_arena_init(&a);
+    for (uint64_t k = 0; k < sp.nchunks; k++)
+        cr_expect_eq(tdx_strpack_chunk(&sp, k, &a, s, &oom) != 0, k == 5, "chunk %llu",
+                     (unsigned long long)k);
+    tdx_strpack_close(&sp);
+    /* damage in the directory fails the open */
+    out.v[pos] ^= 0x10;
+    out.v[dir + 30] ^= 1;
+    cr_expect_neq(tdx_strpack_open(&sp, out.v, out.n, n, s, &oom), 0);
+    tdx_arena_free(&a);
     tdx_vec_free(&bytes);
     tdx_vec_free(&out);
     free(off);
