@@ -398,7 +398,8 @@ Test(strpack, damaged_chunk_fails_alone) {
     cr_assert_eq(sp.stored, 0);
     cr_assert_gt(sp.nchunks, 6);
     /* a byte in the middle of chunk 5's coded symbols */
-    uint64_t at = tdx_rd64(sp.dir + 5 * 24), len = tdx_rd32(sp.dir + 5 * 24 + 8);
+    const uint8_t *e5 = sp.dir + (size_t)5 * 24; /* its directory entry */
+    uint64_t at = tdx_rd64(e5), len = tdx_rd32(e5 + 8);
     size_t pos = (size_t)(sp.p - out.v) + (size_t)(at + len / 2), dir = (size_t)(sp.dir - out.v);
     tdx_strpack_close(&sp);
     out.v[pos] ^= 0x10;
