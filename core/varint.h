@@ -117,6 +117,14 @@ static inline int64_t tdx_unzigzag(uint64_t v) {
     return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
+/* Wrapping (two's complement) sum and difference: deltas of any int64 pair round-trip. */
+static inline int64_t tdx_wadd(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+static inline int64_t tdx_wsub(int64_t a, int64_t b) {
+    return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
 static inline int tdx_uvarint_len(uint64_t v) {
     int n = 1;
     while (v >= 0x80) {

@@ -56,14 +56,6 @@ static uint32_t entry_check(int t, uint64_t k, const uint8_t *e) {
     return (uint32_t)XXH3_64bits_withSeed(x, DE_SIZE, (uint64_t)t << 56 ^ k);
 }
 
-/* Exact wrapping differences (any int64 pair round-trips). */
-static int64_t zdiff(int64_t a, int64_t b) {
-    return (int64_t)((uint64_t)a - (uint64_t)b);
-}
-static int64_t zadd(int64_t a, int64_t d) {
-    return (int64_t)((uint64_t)a + (uint64_t)d);
-}
-
 /* Time deltas are stored divided by the record's granule: GRAN when every one of them is a
  * multiple of it (trace clocks usually tick in 64 ns), else 1. */
 #define GRAN 64
@@ -308,8 +300,8 @@ static int write_goroutines(sumw *w) {
     int k;
     while ((k = tdx_sumspill_next_g(w->sp, &g, w->err)) == 1) {
         if (tw_record(tw, (uint64_t)g.id ^ KEY_SIGN)) prev = w->s->t0;
-        int64_t d[3] = {zdiff(g.creation, prev), g.start ? zdiff(g.start, g.creation) : 0,
-                        g.end ? zdiff(g.end, g.start ? g.start : g.creation) : 0};
+        int64_t d[3] = {tdx_wsub(g.creation, prev), g.start ? tdx_wsub(g.start, g.creation) : 0,
+                        g.end ? tdx_wsub(g.end, g.start ? g.start : g.creation) : 0};
         int64_t gran = on_gran(d[0]) && on_gran(d[1]) && on_gran(d[2]) ? GRAN : 1;
         tw_u(tw, (uint64_t)(g.start != 0) | (uint64_t)(g.end != 0) << 1 |
                      (uint64_t)(gran > 1) << 2 | (uint64_t)shapes_rank(&w->gsh, g_shape(&g)) << 3);
@@ -335,7 +327,7 @@ static int write_edges(sumw *w) {
                 return -1;
         tw_record(tw, key);
         tw_u(tw, w->ops.n);
-        tw_i(tw, zdiff((int64_t)(w->ops.v[0] ^ KEY_SIGN), (int64_t)(key ^ KEY_SIGN)));
+        tw_i(tw, tdx_wsub((int64_t)(w->ops.v[0] ^ KEY_SIGN), (int64_t)(key ^ KEY_SIGN)));
         for (size_t i = 1; i < w->ops.n; i++) tw_u(tw, w->ops.v[i] - w->ops.v[i - 1] - 1);
     }
     return k < 0 ? -3 : 0;
@@ -348,31 +340,31 @@ static int write_edges(sumw *w) {
 static void write_task(sumw *w, tabw *tw, const tdx_sumfold *t, int64_t *pt, int64_t *pg) {
     bool sp = t->start.present, ep = t->end.present, par = t->has_parent;
     bool gd = sp && ep && t->end.g != t->start.g;
-    int64_t ds = sp ? zdiff(t->start.time, *pt) : 0,
-            de = ep ? zdiff(t->end.time, sp ? t->start.time : *pt) : 0;
+    int64_t ds = sp ? tdx_wsub(t->start.time, *pt) : 0,
+            de = ep ? tdx_wsub(t->end.time, sp ? t->start.time : *pt) : 0;
     int64_t gran = on_gran(ds) && on_gran(de) ? GRAN : 1;
     tw_u(tw, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)par << 2 | (uint64_t)gd << 3 |
                  (uint64_t)(gran > 1) << 4 | (uint64_t)t->children.n << 5);
     tw_u(tw, shapes_rank(&w->tsh, ev_shape(t->name, &t->start, &t->end)));
     if (sp) {
         tw_i(tw, ds / gran);
-        tw_i(tw, zdiff(t->start.g, *pg));
+        tw_i(tw, tdx_wsub(t->start.g, *pg));
         *pt = t->start.time;
         *pg = t->start.g;
     }
     if (ep) {
         tw_i(tw, de / gran);
-        if (!sp || gd) tw_i(tw, zdiff(t->end.g, *pg));
+        if (!sp || gd) tw_i(tw, tdx_wsub(t->end.g, *pg));
         if (!sp) {
             *pt = t->end.time;
             *pg = t->end.g;
         }
     }
-    if (par) tw_i(tw, zdiff((int64_t)t->parent, (int64_t)t->id));
+    if (par) tw_i(tw, tdx_wsub((int64_t)t->parent, (int64_t)t->id));
     int64_t prev = (int64_t)t->id;
     for (size_t k = 0; k < t->children.n; k++) {
         int64_t c = (int64_t)t->children.v[k];
-        tw_i(tw, zdiff(c, prev));
+        tw_i(tw, tdx_wsub(c, prev));
         prev = c;
     }
 }
@@ -395,12 +387,12 @@ static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumfold *t, int64_t gran, 
             bg = t->start.present ? t->start.g : 0;
     int rc = tdx_ser_u(b, t->nlogs);
     if (t->nlogs)
-        rc |= put_time(b, zdiff(t->first_log.time, bt), gran, exact) |
-              tdx_ser_i(b, zdiff(t->first_log.g, bg));
+        rc |= put_time(b, tdx_wsub(t->first_log.time, bt), gran, exact) |
+              tdx_ser_i(b, tdx_wsub(t->first_log.g, bg));
     rc |= tdx_ser_u(b, t->goroutines.n);
     int64_t prev = bg;
     for (size_t k = 0; k < t->goroutines.n; k++) {
-        rc |= tdx_ser_i(b, zdiff(t->goroutines.v[k], prev));
+        rc |= tdx_ser_i(b, tdx_wsub(t->goroutines.v[k], prev));
         prev = t->goroutines.v[k];
     }
     rc |= tdx_ser_u(b, t->regions.n);
@@ -417,10 +409,10 @@ static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumfold *t, int64_t gran, 
             }
         rc |= tdx_ser_u(b, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)gd << 2 | ref << 3);
         rc |= tdx_ser_u(b, shapes_rank(&w->rsh, ev_shape(r->name, &r->start, &r->end)));
-        if (sp) rc |= put_time(b, zdiff(r->start.time, pt), gran, exact);
-        if (ep) rc |= put_time(b, zdiff(r->end.time, sp ? r->start.time : pt), gran, exact);
-        if ((sp || ep) && !ref) rc |= tdx_ser_i(b, zdiff(g, pg));
-        if (gd) rc |= tdx_ser_i(b, zdiff(r->end.g, r->start.g));
+        if (sp) rc |= put_time(b, tdx_wsub(r->start.time, pt), gran, exact);
+        if (ep) rc |= put_time(b, tdx_wsub(r->end.time, sp ? r->start.time : pt), gran, exact);
+        if ((sp || ep) && !ref) rc |= tdx_ser_i(b, tdx_wsub(g, pg));
+        if (gd) rc |= tdx_ser_i(b, tdx_wsub(r->end.g, r->start.g));
         if (sp || ep) {
             pt = sp ? r->start.time : r->end.time;
             pg = g;
@@ -778,10 +770,10 @@ static int dec_goroutine(rd *r, cur *c, void *ctx) {
     int64_t gran = u & 4 ? GRAN : 1;
     memset(&x->g, 0, sizeof x->g);
     x->g.id = (int64_t)(c->key ^ KEY_SIGN);
-    x->g.creation = zadd(x->prev, ungran(tdx_deser_i(&c->d), gran));
-    if (u & 1) x->g.start = zadd(x->g.creation, ungran(tdx_deser_i(&c->d), gran));
+    x->g.creation = tdx_wadd(x->prev, ungran(tdx_deser_i(&c->d), gran));
+    if (u & 1) x->g.start = tdx_wadd(x->g.creation, ungran(tdx_deser_i(&c->d), gran));
     if (u & 2)
-        x->g.end = zadd((u & 1) ? x->g.start : x->g.creation, ungran(tdx_deser_i(&c->d), gran));
+        x->g.end = tdx_wadd((u & 1) ? x->g.start : x->g.creation, ungran(tdx_deser_i(&c->d), gran));
     x->shape = u >> 3;
     x->prev = x->g.creation;
     /* a stored start or end of 0 would read back as absent: not something the writer makes */
@@ -808,10 +800,10 @@ static int find_goroutine(rd *r, int64_t id, tdx_sumg *out, bool *found) {
 static int dec_edges(rd *r, cur *c, bool keep) {
     uint64_t cnt = tdx_deser_u(&c->d);
     if (cnt == 0 || cnt > (uint64_t)(c->d.end - c->d.p)) return c->d.bad = 1, 0;
-    int64_t a = zadd((int64_t)(c->key ^ KEY_SIGN), tdx_deser_i(&c->d));
+    int64_t a = tdx_wadd((int64_t)(c->key ^ KEY_SIGN), tdx_deser_i(&c->d));
     r->ids.n = 0;
     for (uint64_t i = 0; i < cnt && !c->d.bad; i++) {
-        if (i) a = zadd(a, (int64_t)(tdx_deser_u(&c->d) + 1));
+        if (i) a = tdx_wadd(a, (int64_t)(tdx_deser_u(&c->d) + 1));
         if (keep && tdx_vec_push(&r->ids, a)) return nomem(r);
     }
     return 0;
@@ -871,22 +863,22 @@ static int dec_task(rd *r, cur *c, trec *x, bool keep) {
     memset(&x->start, 0, sizeof x->start);
     memset(&x->end, 0, sizeof x->end);
     if (sp) {
-        x->pt = x->start.time = zadd(x->pt, ungran(tdx_deser_i(d), gran));
-        x->pg = x->start.g = zadd(x->pg, tdx_deser_i(d));
+        x->pt = x->start.time = tdx_wadd(x->pt, ungran(tdx_deser_i(d), gran));
+        x->pg = x->start.g = tdx_wadd(x->pg, tdx_deser_i(d));
         x->start.present = true;
     }
     if (ep) {
-        x->end.time = zadd(x->pt, ungran(tdx_deser_i(d), gran));
-        x->end.g = !sp || gd ? zadd(x->pg, tdx_deser_i(d)) : x->pg;
+        x->end.time = tdx_wadd(x->pt, ungran(tdx_deser_i(d), gran));
+        x->end.g = !sp || gd ? tdx_wadd(x->pg, tdx_deser_i(d)) : x->pg;
         x->end.present = true;
         if (!sp) x->pt = x->end.time, x->pg = x->end.g;
     }
-    if (x->has_parent) x->parent = (uint64_t)zadd((int64_t)c->key, tdx_deser_i(d));
+    if (x->has_parent) x->parent = (uint64_t)tdx_wadd((int64_t)c->key, tdx_deser_i(d));
     if (nch > (uint64_t)(d->end - d->p) || nch > r->t[T_TASKS].nrec) return d->bad = 1, 0;
     r->ids.n = 0;
     int64_t prev = (int64_t)c->key;
     for (uint64_t i = 0; i < nch && !d->bad; i++) {
-        prev = zadd(prev, tdx_deser_i(d));
+        prev = tdx_wadd(prev, tdx_deser_i(d));
         if (keep && tdx_vec_push(&r->ids, prev)) return nomem(r);
     }
     return 0;
@@ -920,10 +912,10 @@ static int dec_regions(rd *r, tdx_deser *d, uint32_t ti, int64_t bt, int64_t bg,
         tdx_sumregion reg;
         memset(&reg, 0, sizeof reg);
         reg.task = t->id;
-        if (sp) reg.start.time = zadd(pt, ungran(tdx_deser_i(d), gran));
-        if (ep) reg.end.time = zadd(sp ? reg.start.time : pt, ungran(tdx_deser_i(d), gran));
+        if (sp) reg.start.time = tdx_wadd(pt, ungran(tdx_deser_i(d), gran));
+        if (ep) reg.end.time = tdx_wadd(sp ? reg.start.time : pt, ungran(tdx_deser_i(d), gran));
         int64_t g = 0;
-        if ((sp || ep) && !ref) g = zadd(pg, tdx_deser_i(d));
+        if ((sp || ep) && !ref) g = tdx_wadd(pg, tdx_deser_i(d));
         if (ref) {
             if (ref > t->goroutines.n || !(sp || ep)) return d->bad = 1, 0;
             g = t->goroutines.v[ref - 1];
@@ -931,7 +923,7 @@ static int dec_regions(rd *r, tdx_deser *d, uint32_t ti, int64_t bt, int64_t bg,
         reg.start.present = sp;
         reg.end.present = ep;
         if (sp) reg.start.g = g;
-        if (ep) reg.end.g = gd ? zadd(g, tdx_deser_i(d)) : g;
+        if (ep) reg.end.g = gd ? tdx_wadd(g, tdx_deser_i(d)) : g;
         if ((gd && !(sp && ep)) || d->bad) return d->bad = 1, 0;
         if (sp || ep) pt = sp ? reg.start.time : reg.end.time, pg = g;
         shape shp;
@@ -966,15 +958,15 @@ static int take_taskx(rd *r, cur *c, void *ctx) {
     int64_t bt = t->start.present ? t->start.time : r->t0, bg = t->start.present ? t->start.g : 0;
     t->nlogs = tdx_deser_u(&d);
     if (t->nlogs) {
-        t->first_log.time = zadd(bt, ungran(tdx_deser_i(&d), gran));
-        t->first_log.g = zadd(bg, tdx_deser_i(&d));
+        t->first_log.time = tdx_wadd(bt, ungran(tdx_deser_i(&d), gran));
+        t->first_log.g = tdx_wadd(bg, tdx_deser_i(&d));
         t->first_log.present = true;
     }
     uint64_t ng = tdx_deser_u(&d);
     if (ng > (uint64_t)(d.end - d.p)) return c->d.bad = 1, 0;
     int64_t g = bg;
     for (uint64_t i = 0; i < ng && !d.bad; i++) {
-        g = zadd(g, tdx_deser_i(&d));
+        g = tdx_wadd(g, tdx_deser_i(&d));
         if (tdx_vec_push(&t->goroutines, g)) return nomem(r);
     }
     if (!d.bad && dec_regions(r, &d, x->ti, bt, bg, gran, s)) return -1;

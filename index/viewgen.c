@@ -173,13 +173,7 @@ static inline bool pass(const tdx_viewgen *vg, uint64_t lane) {
     return !vg->has_filter || tdx_hmap_get(&vg->filter, lane) != TDX_HMAP_EMPTY;
 }
 static inline int64_t elapsed(const tdx_viewgen *vg, int64_t t) {
-    return (int64_t)((uint64_t)t - (uint64_t)vg->t0);
-}
-static inline int64_t add_ns(int64_t a, int64_t b) {
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-static inline int64_t sub_ns(int64_t a, int64_t b) {
-    return (int64_t)((uint64_t)a - (uint64_t)b);
+    return tdx_wsub(t, vg->t0);
 }
 
 /* Go's Emitter.Stack: the frame id of a stored stack (creating frames). */
@@ -194,7 +188,7 @@ static void out(tdx_viewgen *vg, const tdx_vev *ev) {
 
 /* The window rule of slices and async slices. */
 static inline bool keep_span(const tdx_viewgen *vg, int64_t ts, int64_t dur) {
-    int64_t end = add_ns(ts, dur);
+    int64_t end = tdx_wadd(ts, dur);
     if (vg->overlap) return ts <= vg->wend && end >= vg->wstart;
     return within(vg, ts) || within(vg, end);
 }
@@ -519,7 +513,7 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
     bool drawable = g->lane != NONE;
     if (!drawable || g->run_start == 0) vg->broken++;
     if (drawable)
-        slice(vg, gname(vg, g), elapsed(vg, g->run_start), sub_ns(t, g->run_start), g->lane, sf,
+        slice(vg, gname(vg, g), elapsed(vg, g->run_start), tdx_wsub(t, g->run_start), g->lane, sf,
               esf, NULL);
     for (size_t i = 0; i < g->done.n; i++) {
         const crange *c = &g->done.v[i];
@@ -531,7 +525,7 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
             a.kind = TDX_VARG_BLOCKED;
             a.u[0] = c->arg == ARG_BLOCKED_YES;
         }
-        slice(vg, sid(vg, c->name), elapsed(vg, c->start), sub_ns(c->end, c->start), g->lane, s1,
+        slice(vg, sid(vg, c->name), elapsed(vg, c->start), tdx_wsub(c->end, c->start), g->lane, s1,
               s2, c->arg ? &a : NULL);
     }
     g->done.n = 0;
@@ -541,7 +535,8 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
         if (r->time == 0 && drawable) vg->broken++;
         if (r->time == 0 || !drawable) continue;
         uint32_t s1 = stk(vg, r->stack);
-        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(t, r->time), g->lane, s1, 0, NULL);
+        slice(vg, sid(vg, r->name), elapsed(vg, r->time), tdx_wsub(t, r->time), g->lane, s1, 0,
+              NULL);
     }
     for (size_t i = 0; i < g->active.n; i++) {
         g->active.v[i].time = 0;
@@ -922,7 +917,7 @@ static void range_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen)
             grange r = found ? vg->granges.v[i] : (grange){name, 0, 0};
             if (str_contains(sid(vg, name), "GC")) {
                 uint32_t s1 = stk(vg, r.stack), s2 = stk(vg, st);
-                slice(vg, sid(vg, name), elapsed(vg, r.time), sub_ns(t, r.time), TDX_LANE_GC, s1,
+                slice(vg, sid(vg, name), elapsed(vg, r.time), tdx_wsub(t, r.time), TDX_LANE_GC, s1,
                       s2, NULL);
             }
             if (found) {
@@ -947,7 +942,7 @@ static void range_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen)
         size_t i = pr_find(vg, name, id, &found);
         prange r = found ? vg->pranges.v[i] : (prange){name, 0, id, 0};
         uint32_t s1 = stk(vg, r.stack), s2 = stk(vg, st);
-        slice(vg, sid(vg, name), elapsed(vg, r.time), sub_ns(t, r.time), (uint64_t)id, s1, s2,
+        slice(vg, sid(vg, name), elapsed(vg, r.time), tdx_wsub(t, r.time), (uint64_t)id, s1, s2,
               NULL);
         if (found) {
             memmove(vg->pranges.v + i, vg->pranges.v + i + 1,
@@ -1028,7 +1023,7 @@ static void emit_task(tdx_viewgen *vg, uint32_t ti, int64_t sort, int64_t tend) 
     a.u[0] = t->id;
     a.u[1] = sg;
     a.u[2] = eg;
-    slice_any(vg, sid(vg, t->name), elapsed(vg, st), sub_ns(et, st), t->id, sf, esf, &a, 2,
+    slice_any(vg, sid(vg, t->name), elapsed(vg, st), tdx_wsub(et, st), t->id, sf, esf, &a, 2,
               tdx_task_colors[t->id % TDX_NTASK_COLORS]);
     if (t->parent != TDX_SUM_NONE && t->start.present) {
         uint32_t psf = stk(vg, t->start.stack);
@@ -1048,7 +1043,7 @@ static void emit_region(tdx_viewgen *vg, uint32_t ri, int64_t tend) {
     if (gid == TDX_NO_ID) return;
     uint32_t sf = stk(vg, r->start.present ? r->start.stack : 0);
     uint32_t esf = stk(vg, r->end.present ? r->end.stack : 0);
-    int64_t ts = elapsed(vg, st), dur = sub_ns(et, st);
+    int64_t ts = elapsed(vg, st), dur = tdx_wsub(et, st);
     uint64_t lane = (uint64_t)gid;
     if (!keep_span(vg, ts, dur)) return;
     if (!pass(vg, lane)) return;
@@ -1069,7 +1064,7 @@ static void emit_region(tdx_viewgen *vg, uint32_t ri, int64_t tend) {
     ev.cat = "Region";
     out(vg, &ev);
     ev.ph = 'e';
-    ev.ts = add_ns(ts, dur);
+    ev.ts = tdx_wadd(ts, dur);
     ev.sf = esf;
     ev.args.kind = TDX_VARG_TASKID;
     ev.args.u[0] = r->task;
@@ -1189,16 +1184,16 @@ int tdx_viewgen_finish(tdx_viewgen *vg) {
     for (size_t i = 0; i < vg->pranges.n; i++) {
         const prange *r = &vg->pranges.v[i];
         uint32_t sf = stk(vg, r->stack);
-        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(tend, r->time), (uint64_t)r->proc,
-              sf, 0, NULL);
+        slice(vg, sid(vg, r->name), elapsed(vg, r->time), tdx_wsub(tend, r->time),
+              (uint64_t)r->proc, sf, 0, NULL);
     }
     /* Outstanding global ranges, by name. */
     for (size_t i = 0; i < vg->granges.n; i++) {
         const grange *r = &vg->granges.v[i];
         if (!str_contains(sid(vg, r->name), "GC")) continue;
         uint32_t sf = stk(vg, r->stack);
-        slice(vg, sid(vg, r->name), elapsed(vg, r->time), sub_ns(tend, r->time), TDX_LANE_GC, sf, 0,
-              NULL);
+        slice(vg, sid(vg, r->name), elapsed(vg, r->time), tdx_wsub(tend, r->time), TDX_LANE_GC, sf,
+              0, NULL);
     }
     /* Goroutines, by ascending id. */
     gorder *ord = malloc((vg->gs.n ? vg->gs.n : 1) * sizeof *ord);
@@ -1522,13 +1517,6 @@ static inline uint32_t fget_lim(tdx_rans_dec *d, int f, uint64_t lim) {
     }
     return (uint32_t)v;
 }
-/* Differences of times wrap (two's complement), so any pair of times round-trips. */
-static inline int64_t tsub(int64_t a, int64_t b) {
-    return (int64_t)((uint64_t)a - (uint64_t)b);
-}
-static inline int64_t tadd(int64_t a, int64_t b) {
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
 
 int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
     return tdx_viewgen_save_pruned(vg, b, NULL, NULL);
@@ -1582,15 +1570,15 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
             rc = -1;
             break;
         }
-        fput_i(&e, SF_ID, tsub(g->id, prev));
+        fput_i(&e, SF_ID, tdx_wsub(g->id, prev));
         prev = g->id;
         fput(&e, SF_LANE, g->lane + 1);
         fput(&e, SF_TIMES,
              (uint64_t)(g->run_start != 0) | (uint64_t)(g->sys_time != 0) << 1 |
                  (uint64_t)(g->cause_time != 0) << 2);
-        if (g->run_start) fput_i(&e, SF_RUN, tsub(tl, g->run_start));
-        if (g->sys_time) fput_i(&e, SF_SYS, tsub(tl, g->sys_time));
-        if (g->cause_time) fput_i(&e, SF_CAUSE, tsub(tl, g->cause_time));
+        if (g->run_start) fput_i(&e, SF_RUN, tdx_wsub(tl, g->run_start));
+        if (g->sys_time) fput_i(&e, SF_SYS, tdx_wsub(tl, g->sys_time));
+        if (g->cause_time) fput_i(&e, SF_CAUSE, tdx_wsub(tl, g->cause_time));
         fput(&e, SF_CLANE, g->cause_lane + 1);
         fput(&e, SF_FUNC, g->func);
         fput(&e, SF_LABEL, g->label);
@@ -1605,7 +1593,7 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
         for (size_t k = 0; k < g->active.n; k++) {
             fput(&e, SF_ANAME, g->active.v[k].name);
             fput(&e, SF_ASTACK, g->active.v[k].stack);
-            fput_i(&e, SF_ATIME, tsub(tl, g->active.v[k].time));
+            fput_i(&e, SF_ATIME, tdx_wsub(tl, g->active.v[k].time));
         }
         fput(&e, SF_NDONE, g->done.n);
         for (size_t k = 0; k < g->done.n; k++) {
@@ -1614,8 +1602,8 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
             fput(&e, SF_DSSTACK, c->sstack);
             fput(&e, SF_DESTACK, c->estack);
             fput(&e, SF_DARG, c->arg);
-            fput_i(&e, SF_DSTART, tsub(tl, c->start));
-            fput_i(&e, SF_DLEN, tsub(c->end, c->start));
+            fput_i(&e, SF_DSTART, tdx_wsub(tl, c->start));
+            fput_i(&e, SF_DLEN, tdx_wsub(c->end, c->start));
         }
     }
     if (!rc && tdx_rans_enc_reserve(
@@ -1630,24 +1618,24 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
             ni = 0;
             for (uint32_t k = 0; k < gi; k++) ni += keep(kctx, vg->gs.v[k].id);
         }
-        fput_i(&e, SF_SPROC, tsub(ps.v[i], prev));
+        fput_i(&e, SF_SPROC, tdx_wsub(ps.v[i], prev));
         prev = ps.v[i];
         fput(&e, SF_SGI, ni);
     }
     for (size_t i = 0; i < vg->granges.n && !rc; i++) {
         fput(&e, SF_GNAME, vg->granges.v[i].name);
         fput(&e, SF_GSTACK, vg->granges.v[i].stack);
-        fput_i(&e, SF_GTIME, tsub(tl, vg->granges.v[i].time));
+        fput_i(&e, SF_GTIME, tdx_wsub(tl, vg->granges.v[i].time));
     }
     for (size_t i = 0; i < vg->pranges.n && !rc; i++) {
         fput(&e, SF_PNAME, vg->pranges.v[i].name);
         fput(&e, SF_PSTACK, vg->pranges.v[i].stack);
         fput_i(&e, SF_PPROC, vg->pranges.v[i].proc);
-        fput_i(&e, SF_PTIME, tsub(tl, vg->pranges.v[i].time));
+        fput_i(&e, SF_PTIME, tdx_wsub(tl, vg->pranges.v[i].time));
     }
     prev = 0;
     for (size_t i = 0; i < vg->threads.n && !rc; i++) {
-        fput_i(&e, SF_THREAD, tsub(vg->threads.v[i], prev));
+        fput_i(&e, SF_THREAD, tdx_wsub(vg->threads.v[i], prev));
         prev = vg->threads.v[i];
     }
     if (!rc && (e.oom || tdx_rans_enc_finish(&e, b))) rc = -1;
@@ -1665,14 +1653,14 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
     for (uint64_t i = 0; i < ng && !d->bad && !vg->err; i++) {
         vg_g g;
         memset(&g, 0, sizeof g);
-        g.id = tadd(prev, fget_i(d, SF_ID));
+        g.id = tdx_wadd(prev, fget_i(d, SF_ID));
         prev = g.id;
         g.lane = fget(d, SF_LANE) - 1;
         uint64_t tm = fget(d, SF_TIMES);
         if (tm > 7) d->bad = 1;
-        if (tm & 1) g.run_start = tsub(tl, fget_i(d, SF_RUN));
-        if (tm & 2) g.sys_time = tsub(tl, fget_i(d, SF_SYS));
-        if (tm & 4) g.cause_time = tsub(tl, fget_i(d, SF_CAUSE));
+        if (tm & 1) g.run_start = tdx_wsub(tl, fget_i(d, SF_RUN));
+        if (tm & 2) g.sys_time = tdx_wsub(tl, fget_i(d, SF_SYS));
+        if (tm & 4) g.cause_time = tdx_wsub(tl, fget_i(d, SF_CAUSE));
         g.cause_lane = fget(d, SF_CLANE) - 1;
         g.func = fget_lim(d, SF_FUNC, nstr);
         g.label = fget_lim(d, SF_LABEL, nstr);
@@ -1692,7 +1680,7 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
             arange r;
             r.name = fget_lim(d, SF_ANAME, nstr);
             r.stack = fget_lim(d, SF_ASTACK, nnodes);
-            r.time = tsub(tl, fget_i(d, SF_ATIME));
+            r.time = tdx_wsub(tl, fget_i(d, SF_ATIME));
             if (tdx_vec_push(&g.active, r)) vg->err = 1;
         }
         uint64_t nd = fget(d, SF_NDONE);
@@ -1703,8 +1691,8 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
             c.sstack = fget_lim(d, SF_DSSTACK, nnodes);
             c.estack = fget_lim(d, SF_DESTACK, nnodes);
             c.arg = (uint8_t)fget_lim(d, SF_DARG, 3);
-            c.start = tsub(tl, fget_i(d, SF_DSTART));
-            c.end = tadd(c.start, fget_i(d, SF_DLEN));
+            c.start = tdx_wsub(tl, fget_i(d, SF_DSTART));
+            c.end = tdx_wadd(c.start, fget_i(d, SF_DLEN));
             if (tdx_vec_push(&g.done, c)) vg->err = 1;
         }
         if (tdx_hmap_get(&vg->g_idx, (uint64_t)g.id) != TDX_HMAP_EMPTY) d->bad = 1;
@@ -1723,7 +1711,7 @@ static void restore_rest(tdx_viewgen *vg, tdx_rans_dec *d, const uint64_t cnt[4]
     const int64_t tl = vg->tlast;
     int64_t prev = 0;
     for (uint64_t i = 0; i < cnt[0] && !d->bad && !vg->err; i++) {
-        int64_t proc = tadd(prev, fget_i(d, SF_SPROC));
+        int64_t proc = tdx_wadd(prev, fget_i(d, SF_SPROC));
         prev = proc;
         uint32_t gi = fget_lim(d, SF_SGI, vg->gs.n);
         if (!d->bad && tdx_hmap_put(&vg->insys, (uint64_t)proc, gi)) vg->err = 1;
@@ -1732,7 +1720,7 @@ static void restore_rest(tdx_viewgen *vg, tdx_rans_dec *d, const uint64_t cnt[4]
         grange r;
         r.name = fget_lim(d, SF_GNAME, nstr);
         r.stack = fget_lim(d, SF_GSTACK, nnodes);
-        r.time = tsub(tl, fget_i(d, SF_GTIME));
+        r.time = tdx_wsub(tl, fget_i(d, SF_GTIME));
         if (tdx_vec_push(&vg->granges, r)) vg->err = 1;
     }
     for (uint64_t i = 0; i < cnt[2] && !d->bad && !vg->err; i++) {
@@ -1740,12 +1728,12 @@ static void restore_rest(tdx_viewgen *vg, tdx_rans_dec *d, const uint64_t cnt[4]
         r.name = fget_lim(d, SF_PNAME, nstr);
         r.stack = fget_lim(d, SF_PSTACK, nnodes);
         r.proc = fget_i(d, SF_PPROC);
-        r.time = tsub(tl, fget_i(d, SF_PTIME));
+        r.time = tdx_wsub(tl, fget_i(d, SF_PTIME));
         if (tdx_vec_push(&vg->pranges, r)) vg->err = 1;
     }
     prev = 0;
     for (uint64_t i = 0; i < cnt[3] && !d->bad && !vg->err; i++) {
-        prev = tadd(prev, fget_i(d, SF_THREAD));
+        prev = tdx_wadd(prev, fget_i(d, SF_THREAD));
         thread_add(vg, prev);
     }
 }
@@ -1838,7 +1826,7 @@ void tdx_viewgen_emit_item(tdx_viewgen *vg, const tdx_vev *ev, size_t n) {
     case 'b': {
         if (n < 2) return;
         tdx_vev b = ev[1];
-        if (!keep_span(vg, a.ts, sub_ns(b.ts, a.ts)) || !pass(vg, a.tid)) return;
+        if (!keep_span(vg, a.ts, tdx_wsub(b.ts, a.ts)) || !pass(vg, a.tid)) return;
         a.id = b.id = ++vg->async_seq;
         out(vg, &a);
         out(vg, &b);

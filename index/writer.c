@@ -497,16 +497,17 @@ static int res_section(tdx_iwriter *w, sectab *st, uint32_t kind, resmap *m) {
     uint8_t cnt[8];
     tdx_le64(cnt, m->v.n);
     int rc = tdx_buf_append(&b, cnt, 8);
-    uint64_t pid = 0, pfirst = 0;
+    uint64_t pid = 0;
+    int64_t pfirst = 0;
     for (size_t i = 0; i < m->v.n && !rc; i++) {
         const res_rec *r = &m->v.v[i];
         uint8_t x[4 * TDX_VARINT_MAX], *q = x;
         q += tdx_put_uvarint(q, tdx_zigzag((int64_t)(r->id - pid)));
         q += tdx_put_uvarint(q, r->events);
-        q += tdx_put_uvarint(q, tdx_zigzag((int64_t)((uint64_t)r->first - pfirst)));
-        q += tdx_put_uvarint(q, tdx_zigzag((int64_t)((uint64_t)r->last - (uint64_t)r->first)));
+        q += tdx_put_uvarint(q, tdx_zigzag(tdx_wsub(r->first, pfirst)));
+        q += tdx_put_uvarint(q, tdx_zigzag(tdx_wsub(r->last, r->first)));
         pid = r->id;
-        pfirst = (uint64_t)r->first;
+        pfirst = r->first;
         rc = tdx_buf_append(&b, x, (size_t)(q - x));
     }
     if (!rc)
