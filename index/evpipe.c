@@ -65,13 +65,13 @@ tdx_evpipe *tdx_evpipe_start(const tdx_index *ix, size_t first, size_t last) {
     p->ix = ix;
     p->first = first;
     p->last = last > first ? last : first;
-    size_t nslots = p->last - p->first >= 2 ? SLOTS : 1;
+    size_t total = p->last - p->first, nslots = total < SLOTS ? total : SLOTS;
     for (size_t i = 0; i < nslots; i++)
         if (!(p->s[i].ev = malloc(TDX_EVBLOCK_EVENTS * sizeof *p->s[i].ev))) {
             tdx_evpipe_stop(p);
             return NULL;
         }
-    if (nslots == SLOTS && pthread_mutex_init(&p->mu, NULL) == 0) {
+    if (nslots && pthread_mutex_init(&p->mu, NULL) == 0) {
         if (pthread_cond_init(&p->cv, NULL) == 0) {
             p->threaded = pthread_create(&p->th, NULL, reader, p) == 0;
             if (!p->threaded) pthread_cond_destroy(&p->cv);

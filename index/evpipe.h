@@ -11,8 +11,9 @@
 
 typedef struct tdx_evpipe tdx_evpipe;
 
-/* Starts reading blocks first..last-1 of ix (decoding on the calling thread instead when a
- * thread cannot be started). NULL when out of memory. */
+/* Starts reading blocks first..last-1 of ix at once, so the caller may do other work while the
+ * first blocks decode (decoding on the calling thread instead, in tdx_evpipe_next, when a thread
+ * cannot be started). NULL when out of memory. */
 tdx_evpipe *tdx_evpipe_start(const tdx_index *ix, size_t first, size_t last);
 
 /* The next block, in order: 1 with its events in *evs (valid until the next call or stop) and

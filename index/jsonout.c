@@ -342,10 +342,8 @@ static int mark_chain(tdx_jsonw *w, int64_t sid) {
             w->mark.n = want;
         }
         if (w->mark.v[id]) return 0;
-        tdx_str func;
-        uint64_t line;
         uint32_t parent;
-        if (w->frames.frame(w->frames.self, id, &func, &line, &parent)) return 0;
+        if (w->frames.frame(w->frames.self, id, NULL, NULL, &parent)) return 0;
         w->mark.v[id] = 1;
         if (tdx_vec_push(&w->marked, id)) return -1;
         id = parent;

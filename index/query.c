@@ -44,6 +44,7 @@ typedef struct qctx {
     const uint8_t *data; /* VIEWDATA */
     uint64_t datalen;
     uint64_t dir_off; /* file offset of the directory (for messages) */
+    char dir_what[48];
     tdx_viewgen_resolved res;
 } qctx;
 
@@ -77,25 +78,25 @@ static int64_t ck_time(const qctx *q, uint64_t k) {
     return (int64_t)tdx_rd64(ck(q, k) + CK_TIME);
 }
 
-static int load_common(qctx *q) {
+/* The viewer store (strings, stack nodes) and VIEWDATA. */
+static int load_store(qctx *q) {
     uint64_t len;
     const uint8_t *p = tdx_index_section(q->ix, TDX_SEC_VGSTORE, &len, q->err);
     if (!p) return -1;
-    tdx_vgtree_init(&q->tree, &q->store);
-    tdx_summary_init(&q->sum, &q->store);
     if (tdx_vgstore_load(&q->store, p, (size_t)len, &q->ix->tabs, q->err)) return -1;
     q->data = tdx_index_section(q->ix, TDX_SEC_VIEWDATA, &q->datalen, q->err);
     return q->data ? 0 : -1;
 }
 
-static int load_view(qctx *q, int view, bool tasks) {
+/* The view's checkpoint directory (all a replay needs to know which blocks it reads). */
+static int load_dir(qctx *q, int view) {
     uint64_t len;
     uint32_t kind = TDX_SEC_VIEW_PROC + (uint32_t)view;
     q->dir = tdx_index_section(q->ix, kind, &len, q->err);
     if (!q->dir) return -1;
     q->dir_off = q->ix->sec[kind].off;
-    char what[48];
-    snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
+    const char *what = q->dir_what;
+    snprintf(q->dir_what, sizeof q->dir_what, "section %s", tdx_section_name(kind));
     if (len < VH_SIZE) return damaged(q, q->dir_off, what);
     q->nck = tdx_rd64(q->dir + VH_NCKPT);
     if (tdx_rd64(q->dir + VH_VIEW) != (uint64_t)view || q->nck == 0 ||
@@ -110,12 +111,17 @@ static int load_view(qctx *q, int view, bool tasks) {
         if (tdx_rd64(c + CK_EVENT) > q->ix->meta[M_EVENTS])
             return damaged(q, q->dir_off + VH_SIZE + k * CK_SIZE, what);
     }
+    return 0;
+}
+
+/* The view's frame tree (needs the store). */
+static int load_tree(qctx *q, bool tasks) {
     const uint8_t *tp;
     size_t tn;
     if (blob(q, q->dir + VH_TREE, &tp, &tn) || tdx_vgtree_load(&q->tree, tp, tn, q->err)) return -1;
     if (tasks) {
         uint64_t nm = tdx_rd64(q->dir + VH_NFRAMES_MAIN);
-        if (nm > tdx_vgtree_nframes(&q->tree)) return damaged(q, q->dir_off, what);
+        if (nm > tdx_vgtree_nframes(&q->tree)) return damaged(q, q->dir_off, q->dir_what);
         tdx_vgtree_truncate(&q->tree, (uint32_t)nm);
     }
     q->frames = tdx_vgtree_frames(&q->tree);
@@ -147,14 +153,26 @@ typedef struct replay {
     int64_t t0;
 } replay;
 
-static int run_replay(qctx *q, tdx_viewgen *vg, replay *r, tdx_query_stats *st) {
+/* The blocks holding events [from, to), decoded ahead on the pipe's thread from now on. */
+static tdx_evpipe *start_pipe(qctx *q, const replay *r) {
+    tdx_index *ix = q->ix;
+    size_t b = 0, last = 0;
+    if (r->from < r->to && r->from < ix->meta[M_EVENTS]) {
+        b = tdx_index_block_of_event(ix, r->from);
+        last = tdx_index_block_of_event(ix, r->to - 1) + 1;
+        if (last > ix->nblocks) last = ix->nblocks;
+    }
+    tdx_evpipe *pipe = tdx_evpipe_start(ix, b, last);
+    if (!pipe) oom(q);
+    return pipe;
+}
+
+/* Feeds events [from, to) from the pipe to the generator. 0, -1 (err set) or -2 (generator). */
+static int run_replay(qctx *q, tdx_evpipe *pipe, tdx_viewgen *vg, replay *r,
+                      tdx_query_stats *st) {
     tdx_index *ix = q->ix;
     if (r->from >= r->to || r->from >= ix->meta[M_EVENTS]) return 0;
     size_t b = tdx_index_block_of_event(ix, r->from);
-    size_t last = tdx_index_block_of_event(ix, r->to - 1) + 1;
-    if (last > ix->nblocks) last = ix->nblocks;
-    tdx_evpipe *pipe = tdx_evpipe_start(ix, b, last);
-    if (!pipe) return oom(q);
     uint64_t idx = r->from;
     int rc = 0;
     const tdx_event *evs;
@@ -168,17 +186,10 @@ static int run_replay(qctx *q, tdx_viewgen *vg, replay *r, tdx_query_stats *st) 
                 r->counters_due = false;
             }
             st->replayed++;
-            if (tdx_viewgen_event(vg, e, &ix->tabs)) {
-                tdx_evpipe_stop(pipe);
-                return -2;
-            }
-            if (r->w && r->w->index > r->stop_after) {
-                tdx_evpipe_stop(pipe);
-                return 0;
-            }
+            if (tdx_viewgen_event(vg, e, &ix->tabs)) return -2;
+            if (r->w && r->w->index > r->stop_after) return 0;
         }
     }
-    tdx_evpipe_stop(pipe);
     return rc < 0 ? -1 : 0;
 }
 
@@ -292,13 +303,15 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     memset(&q, 0, sizeof q);
     q.ix = ix;
     q.err = err;
+    tdx_vgtree_init(&q.tree, &q.store);
+    tdx_summary_init(&q.sum, &q.store);
     tdx_viewgen *vg = NULL, *fin = NULL;
+    tdx_evpipe *pipe = NULL;
     tdx_jsonw w;
-    bool w_init = false;
+    bool w_init = false, have_store = false;
     int rc = -1;
     int64_t t0 = (int64_t)ix->meta[M_FIRST_TIME], tend = (int64_t)ix->meta[M_LAST_TIME];
     uint64_t nevents = ix->meta[M_EVENTS];
-    if (load_common(&q)) goto out;
 
     /* Resolve the options as cmd/trace does (the summary only when a goroutine or task is asked).
      */
@@ -313,6 +326,8 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
         vq.has_taskid = true, vq.taskid = qq->taskid;
     bool go_window = vq.has_goid || vq.has_focustask || vq.has_taskid;
     if (go_window) {
+        if (load_store(&q)) goto out;
+        have_store = true;
         uint64_t len;
         const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);
         if (!p || tdx_sumindex_load(p, (size_t)len, ix->sec[TDX_SEC_SUMMARY].off, &vq, &q.sum, err))
@@ -328,18 +343,8 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
         if (qq->wend < o->wend) o->wend = qq->wend;
         o->overlap = true;
     }
-    if (load_view(&q, o->view, o->ntasks > 0)) goto out;
+    if (load_dir(&q, o->view)) goto out;
     int64_t S = qq->has_index ? qq->start : 0, E = qq->has_index ? qq->end : INT64_MAX;
-    if (tdx_jsonw_init(&w, write, wctx, &q.frames, S, E)) {
-        oom(&q);
-        goto out;
-    }
-    w_init = true;
-    vg = tdx_viewgen_new(o, &q.store, &q.frames, tdx_jsonw_event, &w);
-    if (!vg) {
-        oom(&q);
-        goto out;
-    }
 
     replay r;
     memset(&r, 0, sizeof r);
@@ -358,8 +363,24 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
         r.counters_at = o->wstart;
     } else {
         for (uint64_t k = 1; k < q.nck && (int64_t)tdx_rd64(ck(&q, k) + CK_NOPT) <= S; k++) c = k;
-        r.w = &w;
         r.stop_after = E;
+    }
+    r.from = tdx_rd64(ck(&q, c) + CK_EVENT);
+    st->checkpoint = c;
+    /* The first blocks decode while the store, frame tree and checkpoint load. */
+    if (!(pipe = start_pipe(&q, &r))) goto out;
+    if (!have_store && load_store(&q)) goto out;
+    if (load_tree(&q, o->ntasks > 0)) goto out;
+    if (tdx_jsonw_init(&w, write, wctx, &q.frames, S, E)) {
+        oom(&q);
+        goto out;
+    }
+    w_init = true;
+    if (!window) r.w = &w;
+    vg = tdx_viewgen_new(o, &q.store, &q.frames, tdx_jsonw_event, &w);
+    if (!vg) {
+        oom(&q);
+        goto out;
     }
     if (restore(&q, vg, ck(&q, c) + CK_STATE)) goto out;
     if (window)
@@ -368,9 +389,9 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
         w.index = (int64_t)tdx_rd64(ck(&q, c) + CK_NOPT);
         tdx_viewgen_set_quiet(vg, &w.index, w.start);
     }
-    r.from = tdx_rd64(ck(&q, c) + CK_EVENT);
-    st->checkpoint = c;
-    int rr = run_replay(&q, vg, &r, st);
+    int rr = run_replay(&q, pipe, vg, &r, st);
+    tdx_evpipe_stop(pipe); /* an index range may stop before the blocks decoded ahead */
+    pipe = NULL;
     if (rr == -2) goto gen_failed;
     if (rr) goto out;
     if (r.counters_due) tdx_viewgen_emit_counters(vg, r.counters_at);
@@ -405,6 +426,7 @@ gen_failed:
 write_failed:
     tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "write failed");
 out:
+    tdx_evpipe_stop(pipe);
     tdx_viewgen_free(vg);
     tdx_viewgen_free(fin);
     if (w_init) tdx_jsonw_free(&w);

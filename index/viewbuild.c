@@ -97,7 +97,7 @@ typedef struct shared {
     const tdx_gen *tabs;
     tdx_vgstore store;
     const tdx_viewbuild_opts *opts;
-    uint64_t every;
+    uint64_t every[NVIEWS]; /* events between a view's checkpoints */
     const tdx_hmap *resurrected; /* ids that come back after ending: never forgotten */
     uint64_t total;
     pthread_mutex_t progress_mu;
@@ -123,6 +123,7 @@ typedef struct worker {
     int64_t t0, tk; /* first event's time; the current interval's start (elapsed) */
     uint64_t k;     /* the current interval */
     uint64_t nck;
+    uint64_t every; /* events between checkpoints (the same for the worker's views) */
     tdx_buf scratch, blockbuf;
     tdx_scratch file; /* the scratch file of blobs */
     uint64_t state_bytes;
@@ -523,7 +524,7 @@ static int worker_run(worker *w) {
         for (size_t i = 0; i < n && !rc; i++, idx++) {
             const tdx_event *e = &evs[i];
             if (idx == 0) w->t0 = e->time;
-            if (idx % sh->every == 0) rc = checkpoint(w, idx, e->time - w->t0);
+            if (idx % w->every == 0) rc = checkpoint(w, idx, e->time - w->t0);
             if (!rc && w->summary) rc = summarize(w, e);
             for (int vi = 0; vi < w->nviews && !rc; vi++)
                 if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
@@ -581,6 +582,7 @@ static int worker_init(worker *w, shared *sh, int index) {
         vview *v = &w->v[w->nviews++];
         v->w = w;
         v->view = views[index][i];
+        w->every = sh->every[v->view];
         tdx_vgtree_init(&v->tree, &sh->store);
         v->frames = tdx_vgtree_frames(&v->tree);
         tdx_viewgen_opts o;
@@ -791,7 +793,8 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
         if (!rc && found->n) rc = 1;
     }
     if (!rc) {
-        st->checkpoints = ws[0].nck;
+        for (int i = 0; i < NWORKERS; i++)
+            for (int k = 0; k < ws[i].nviews; k++) st->checkpoints[ws[i].v[k].view] = ws[i].nck;
         st->state_bytes = ws[0].state_bytes + ws[1].state_bytes;
         rc = append_data(sh, ws, err);
         if (!rc) rc = put_sections(sh, ws, st, err);
@@ -808,7 +811,10 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
     memset(&sh, 0, sizeof sh);
     sh.iw = iw;
     sh.opts = o;
-    sh.every = o->ckpt_events ? o->ckpt_events : TDX_CKPT_EVENTS_DEFAULT;
+    for (int i = 0; i < NVIEWS; i++)
+        sh.every[i] = o->ckpt_events             ? o->ckpt_events
+                      : i == TDX_VIEW_PROC ? TDX_CKPT_EVENTS_PROC
+                                           : TDX_CKPT_EVENTS_OTHER;
     sh.total = tdx_iwriter_nevents(iw);
     sh.tabs = tdx_iwriter_tables(iw);
     if (!sh.tabs) {

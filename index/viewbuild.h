@@ -9,11 +9,13 @@
 #include "core/error.h"
 #include "index/writer.h"
 
-#define TDX_CKPT_EVENTS_DEFAULT 131072
+/* Events between checkpoints by default: denser in the proc view, the default of queries. */
+#define TDX_CKPT_EVENTS_PROC 65536
+#define TDX_CKPT_EVENTS_OTHER 131072
 #define TDX_SORT_BUDGET_DEFAULT ((size_t)16 << 20)
 
 typedef struct tdx_viewbuild_opts {
-    uint64_t ckpt_events; /* events between checkpoints (0: TDX_CKPT_EVENTS_DEFAULT) */
+    uint64_t ckpt_events; /* events between checkpoints, every view (0: the defaults above) */
     int jobs;             /* 1: one thread; more: the views are split over two threads */
     size_t sort_budget;   /* bytes each of the summary's external sorts keeps in memory
                              (0: TDX_SORT_BUDGET_DEFAULT) */
@@ -23,7 +25,7 @@ typedef struct tdx_viewbuild_opts {
 } tdx_viewbuild_opts;
 
 typedef struct tdx_viewbuild_stats {
-    uint64_t checkpoints; /* per view */
+    uint64_t checkpoints[3]; /* per view */
     uint64_t items[3];    /* long items per view */
     uint64_t ranges;      /* split ranges */
     uint64_t state_bytes; /* checkpoint states, all views */

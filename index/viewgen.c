@@ -512,9 +512,10 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
      * state is reset as a stop would. A missing start time is drawn as it stands. */
     bool drawable = g->lane != NONE;
     if (!drawable || g->run_start == 0) vg->broken++;
-    if (drawable)
-        slice(vg, gname(vg, g), elapsed(vg, g->run_start), tdx_wsub(t, g->run_start), g->lane, sf,
-              esf, NULL);
+    /* The name (its strings unpacked on first use) only for a slice the window keeps. */
+    int64_t ts = elapsed(vg, g->run_start), dur = tdx_wsub(t, g->run_start);
+    if (drawable && pass(vg, g->lane) && keep_span(vg, ts, dur))
+        slice(vg, gname(vg, g), ts, dur, g->lane, sf, esf, NULL);
     for (size_t i = 0; i < g->done.n; i++) {
         const crange *c = &g->done.v[i];
         uint32_t s1 = stk(vg, c->sstack), s2 = stk(vg, c->estack);

@@ -90,7 +90,20 @@ static size_t node_hash(uint32_t parent, uint64_t pc) {
     return (size_t)tdx_hash64(pc ^ tdx_hash64((uint64_t)parent + 0x9e3779b97f4a7c15ULL));
 }
 
+/* Copies the nodes a loaded store reads in place into its own vector (before adding any). */
+static int own_nodes(tdx_vgstore *s) {
+    if (!s->node_recs) return 0;
+    size_t n = s->nnodes_recs;
+    if (tdx_vec_reserve(&s->nodes, n)) return -1;
+    for (size_t k = 1; k < n; k++) s->nodes.v[k] = tdx_vgstore_node(s, (uint32_t)k);
+    s->nodes.n = n;
+    s->node_recs = NULL;
+    s->nnodes_recs = 0;
+    return 0;
+}
+
 static int node_rehash(tdx_vgstore *s, size_t cap) {
+    if (own_nodes(s)) return -1;
     uint32_t *slots = calloc(cap, sizeof *slots);
     if (!slots) return -1;
     size_t mask = cap - 1;
@@ -107,9 +120,9 @@ static int node_rehash(tdx_vgstore *s, size_t cap) {
 
 uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
                            uint64_t line) {
+    size_t nn = tdx_vgstore_nnodes(s);
     if (!s->node_slots &&
-        node_rehash(
-            s, 256 > s->nodes.n * 2 ? 256 : (size_t)1 << (64 - __builtin_clzll(s->nodes.n * 2)))) {
+        node_rehash(s, 256 > nn * 2 ? 256 : (size_t)1 << (64 - __builtin_clzll(nn * 2)))) {
         s->oom = 1;
         return 0;
     }
@@ -172,6 +185,8 @@ void tdx_vgstore_free(tdx_vgstore *s) {
     s->str_mask = s->node_mask = 0;
     s->ident = NULL;
     s->nident = 0;
+    s->node_recs = NULL;
+    s->nnodes_recs = 0;
     s->oom = 0;
     s->frozen = false;
     s->misses = 0;
@@ -216,17 +231,18 @@ enum { NODE_REC = 24 };
 int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out) {
     int rc = tdx_buf_append(out, "TDXVS3", 6) || tdx_ser_u(out, s->nident) ||
              tdx_ser_u(out, s->strs.n - (s->nident ? s->nident : 1)) ||
-             tdx_ser_u(out, s->nodes.n) || tdx_ser_u(out, s->stack_node.n);
+             tdx_ser_u(out, tdx_vgstore_nnodes(s)) || tdx_ser_u(out, s->stack_node.n);
     for (size_t i = s->nident ? s->nident : 1; i < s->strs.n && !rc; i++)
         rc = tdx_ser_bytes(out, s->strs.v[i].p, s->strs.v[i].n);
-    if (rc || tdx_vec_reserve(out, out->n + (s->nodes.n + s->stack_node.n) * NODE_REC)) return -1;
-    for (size_t k = 1; k < s->nodes.n; k++) {
-        const tdx_vgnode *nd = &s->nodes.v[k];
+    if (rc || tdx_vec_reserve(out, out->n + (tdx_vgstore_nnodes(s) + s->stack_node.n) * NODE_REC))
+        return -1;
+    for (size_t k = 1; k < tdx_vgstore_nnodes(s); k++) {
+        tdx_vgnode nd = tdx_vgstore_node(s, (uint32_t)k);
         uint8_t *r = out->v + out->n;
-        tdx_le64(r, nd->pc);
-        tdx_le64(r + 8, nd->line);
-        tdx_le32(r + 16, nd->parent);
-        tdx_le32(r + 20, nd->func);
+        tdx_le64(r, nd.pc);
+        tdx_le64(r + 8, nd.line);
+        tdx_le32(r + 16, nd.parent);
+        tdx_le32(r + 20, nd.func);
         out->n += NODE_REC;
     }
     for (size_t k = 1; k < s->stack_node.n; k++) {
@@ -263,13 +279,12 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
     uint64_t nstr = s->strs.n;
     size_t fixed = (size_t)(nnodes - 1) * NODE_REC + (size_t)(nstk ? nstk - 1 : 0) * 4;
     if (!d.bad && (size_t)(d.end - d.p) != fixed) d.bad = 1;
-    if (!d.bad && (tdx_vec_reserve(&s->nodes, nnodes) || tdx_vec_reserve(&s->stack_node, nstk + 1)))
-        goto oom;
-    for (uint64_t k = 1; k < nnodes && !d.bad; k++, d.p += NODE_REC) {
-        tdx_vgnode nd = {tdx_rd64(d.p), tdx_rd64(d.p + 8), tdx_rd32(d.p + 16), tdx_rd32(d.p + 20)};
-        if (nd.parent >= k || nd.func >= nstr) d.bad = 1;
-        s->nodes.v[s->nodes.n++] = nd;
-    }
+    if (!d.bad && tdx_vec_reserve(&s->stack_node, nstk + 1)) goto oom;
+    /* The nodes stay where they are (the index's mapping outlives the store), checked once. */
+    s->node_recs = d.p;
+    s->nnodes_recs = (size_t)nnodes;
+    for (uint64_t k = 1; k < nnodes && !d.bad; k++, d.p += NODE_REC)
+        if (tdx_rd32(d.p + 16) >= k || tdx_rd32(d.p + 20) >= nstr) d.bad = 1;
     /* The node hash is rebuilt only if something adds nodes (queries look stacks up by id). */
     free(s->node_slots);
     s->node_slots = NULL;
@@ -385,7 +400,7 @@ uint32_t tdx_vgtree_stack(tdx_vgtree *t, uint32_t key) {
     uint32_t path[64], *ext = NULL;
     size_t np = 0, cap = 64;
     uint32_t *pp = path;
-    for (uint32_t k = key; k && !t->id_of.v[k]; k = tdx_vgstore_node(t->store, k)->parent) {
+    for (uint32_t k = key; k && !t->id_of.v[k]; k = tdx_vgstore_node(t->store, k).parent) {
         if (np == cap) {
             uint32_t *nx = realloc(ext, cap * 2 * sizeof *nx);
             if (!nx) {
@@ -417,10 +432,10 @@ uint32_t tdx_vgtree_stack(tdx_vgtree *t, uint32_t key) {
 int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *line,
                      uint32_t *parent) {
     if (id == 0 || id >= t->node_of.n) return -1;
-    const tdx_vgnode *nd = tdx_vgstore_node(t->store, t->node_of.v[id]);
-    *func = tdx_vgstore_str(t->store, nd->func);
-    *line = nd->line;
-    *parent = nd->parent ? t->id_of.v[nd->parent] : 0;
+    tdx_vgnode nd = tdx_vgstore_node(t->store, t->node_of.v[id]);
+    if (func) *func = tdx_vgstore_str(t->store, nd.func);
+    if (line) *line = nd.line;
+    *parent = nd.parent ? t->id_of.v[nd.parent] : 0;
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/error.h"
 #include "core/gen.h"
@@ -41,6 +42,10 @@ typedef struct tdx_vgstore {
     uint32_t *str_slots;  /* open addressing over own strings: id + 1, 0 = free */
     size_t str_mask;
     TDX_VEC(tdx_vgnode) nodes; /* node 0 is the root (the empty stack) */
+    /* A loaded store reads nodes 1.. in place, from the index's records (NODE_REC bytes each),
+     * until something adds a node; nodes then holds only the root. */
+    const uint8_t *node_recs;
+    size_t nnodes_recs;
     uint32_t *node_slots;      /* open addressing: node index, 0 = free */
     size_t node_mask;
     TDX_VEC(uint32_t) stack_node; /* identity tables' stack id -> node */
@@ -72,18 +77,32 @@ static inline size_t tdx_vgstore_nstrings(const tdx_vgstore *s) {
 /* The child of node `parent` for pc (created with func and line when new). */
 uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
                            uint64_t line);
-static inline const tdx_vgnode *tdx_vgstore_node(const tdx_vgstore *s, uint32_t node) {
-    return &s->nodes.v[node];
+static inline tdx_vgnode tdx_vgstore_node(const tdx_vgstore *s, uint32_t node) {
+    if (!s->node_recs || node == 0) return s->nodes.v[node];
+    const uint8_t *r = s->node_recs + (size_t)(node - 1) * 24;
+    tdx_vgnode nd;
+    memcpy(&nd.pc, r, 8);
+    memcpy(&nd.line, r + 8, 8);
+    memcpy(&nd.parent, r + 16, 4);
+    memcpy(&nd.func, r + 20, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    nd.pc = __builtin_bswap64(nd.pc);
+    nd.line = __builtin_bswap64(nd.line);
+    nd.parent = __builtin_bswap32(nd.parent);
+    nd.func = __builtin_bswap32(nd.func);
+#endif
+    return nd;
 }
 static inline size_t tdx_vgstore_nnodes(const tdx_vgstore *s) {
-    return s->nodes.n;
+    return s->node_recs ? s->nnodes_recs : s->nodes.n;
 }
 
 /* Makes the store read-only (see `frozen`). */
 void tdx_vgstore_freeze(tdx_vgstore *s);
 
 /* Serialization (deterministic bytes; identity strings are not written) and its reload into an
- * empty store; ident must be the same tables the saved store had (NULL if it had none). */
+ * empty store; ident must be the same tables the saved store had (NULL if it had none). The
+ * reloaded store reads its stack nodes in place: p[0..n) must outlive it. */
 int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out);
 int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *ident,
                      tdx_err *err);
@@ -116,7 +135,8 @@ uint32_t tdx_vgstore_gen_string(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g
  * key `key` (0 for the empty stack), creating the missing frames from the outermost one down to
  * the leaf with consecutive ids (the first id is 1), exactly like Go's buildBranch. `frame`
  * describes an existing frame id (name "<func>:<line>", parent id, 0 for outermost frames) and
- * returns 0, or -1 for an unknown id. */
+ * returns 0, or -1 for an unknown id; func and line may be NULL (the name's string is then not
+ * looked up: unpacking it may cost a chunk). */
 typedef struct tdx_vgframes {
     void *self;
     uint32_t (*stack)(void *self, uint32_t key);

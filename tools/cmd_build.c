@@ -25,8 +25,9 @@ static const char build_help[] =
     "  -j N       worker threads ordering generations in parallel (default: number of CPUs)\n"
     "  --quiet    no progress on stderr\n"
     "  --verbose  say how the trace was read and what the views stored\n"
-    "  --checkpoint-every N  events between the viewer checkpoints queries start from\n"
-    "             (default 131072: smaller = faster small windows, larger index)\n"
+    "  --checkpoint-every N  events between the viewer checkpoints queries start from, in\n"
+    "             every view (default 65536 in the proc view, 131072 in the thread and\n"
+    "             goroutine views: smaller = faster small windows, larger index)\n"
     "  --sort-budget BYTES  memory for each of the four external sorts of Go's summary\n"
     "             (task parts, goroutines, unblockings, parents); beyond it they spill to\n"
     "             scratch files beside OUT (default 16 MiB; the index is the same for any)\n";
@@ -67,7 +68,7 @@ int cmd_build(int argc, char **argv) {
     const char *path = NULL, *out = NULL;
     int jobs = tdx_ncpus(), jr;
     bool quiet = false, verbose = false;
-    uint64_t every = TDX_CKPT_EVENTS_DEFAULT;
+    uint64_t every = 0; /* the defaults */
     uint64_t budget = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -188,10 +189,10 @@ int cmd_build(int argc, char **argv) {
     }
     if (verbose)
         fprintf(stderr,
-                "traceidx: views: %" PRIu64 " checkpoints per view (%.1f MB of state), "
-                "long items %" PRIu64 "/%" PRIu64 "/%" PRIu64 " (proc/thread/goroutine), "
+                "traceidx: views: %" PRIu64 "/%" PRIu64 "/%" PRIu64
+                " checkpoints (%.1f MB of state), long items %" PRIu64 "/%" PRIu64 "/%" PRIu64 " (proc/thread/goroutine), "
                 "%" PRIu64 " split range%s%s\n",
-                vs.checkpoints, (double)vs.state_bytes / 1e6, vs.items[0], vs.items[1], vs.items[2],
+                vs.checkpoints[0], vs.checkpoints[1], vs.checkpoints[2], (double)vs.state_bytes / 1e6, vs.items[0], vs.items[1], vs.items[2],
                 vs.ranges, vs.ranges == 1 ? "" : "s",
                 vs.reruns ? " (redone: a goroutine id was reused)" : "");
     if (verbose)
