@@ -21,12 +21,13 @@
 
 #include "core/hmap.h"
 #include "index/format.h"
+#include "index/rans.h"
 #include "index/scratch.h"
 #include "index/viewgen_ser.h"
 
-#define SUM_MAGIC "TDXSUMB1"
-#define BLOCK_RECS 64
-#define BLOCK_BYTES 4096
+#define SUM_MAGIC "TDXSUMB2"
+#define BLOCK_RECS 256
+#define BLOCK_BYTES 16384
 #define KEY_SIGN (1ull << 63) /* signed ids map to keys that sort as unsigned */
 #define GREF_MAX 15           /* region goroutines coded as an index into the task's first 15 */
 
@@ -44,6 +45,19 @@ enum {
 };
 /* Directory entry: first key, offset in the table's data, length, check, XXH3 of the block. */
 enum { DE_KEY = 0, DE_OFF = 8, DE_LEN = 16, DE_CHECK = 20, DE_HASH = 24, DE_SIZE = 32 };
+
+/* Field contexts: every value in a block is coded (rANS, index/rans.h) with the table of its
+ * field, so each field costs its own entropy instead of a whole varint. */
+enum {
+    F_KEY,
+    F_S_NAME, F_S_A, F_S_B,
+    F_G_FLAGS, F_G_SHAPE, F_G_CREATE, F_G_START, F_G_END,
+    F_E_COUNT, F_E_FIRST, F_E_GAP,
+    F_T_FLAGS, F_T_NCHILD, F_T_SHAPE, F_T_START, F_T_SG, F_T_END, F_T_EG, F_T_PARENT, F_T_CHILD,
+    F_X_GRAN, F_X_NLOGS, F_X_LOGT, F_X_LOGG, F_X_NG, F_X_G, F_X_NR,
+    F_R_FLAGS, F_R_REF, F_R_SHAPE, F_R_START, F_R_END, F_R_G, F_R_EG,
+    F_COUNT
+};
 
 static bool dense(int t) {
     return t >= T_GSHAPES;
@@ -81,8 +95,10 @@ typedef struct tabw {
     tdx_scratch file; /* opened when the table outgrows FLUSH_AT (never without `beside`) */
     const char *beside;
     tdx_err *err_out;
-    size_t start; /* the open block's first byte in data */
-    uint32_t nin; /* its records (0: no block open) */
+    tdx_rans_enc enc; /* the open block's values */
+    uint64_t ntok;    /* how many */
+    size_t raw;       /* and their size as varints (what closes a block) */
+    uint32_t nin;     /* its records (0: no block open) */
     uint64_t key, prev;
     int err; /* 1: memory, 2: a block too large to frame, 3: reported in *err */
 } tabw;
@@ -91,16 +107,22 @@ typedef struct tabw {
 
 static void tw_close(tabw *w) {
     if (!w->nin) return;
-    size_t len = w->data.n - w->start;
+    size_t start = w->data.n;
+    if (tdx_ser_u(&w->data, w->nin) || tdx_ser_u(&w->data, w->ntok) ||
+        tdx_rans_enc_finish(&w->enc, &w->data)) {
+        w->err = 1;
+        return;
+    }
+    size_t len = w->data.n - start;
     if (len > UINT32_MAX) {
         w->err = 2;
         return;
     }
     uint8_t e[DE_SIZE];
     tdx_le64(e + DE_KEY, w->key);
-    tdx_le64(e + DE_OFF, w->base + w->start);
+    tdx_le64(e + DE_OFF, w->base + start);
     tdx_le32(e + DE_LEN, (uint32_t)len);
-    tdx_le64(e + DE_HASH, XXH3_64bits(w->data.v + w->start, len));
+    tdx_le64(e + DE_HASH, XXH3_64bits(w->data.v + start, len));
     tdx_le32(e + DE_CHECK, entry_check(w->t, w->nblocks, e));
     if (tdx_buf_append(&w->dir, e, DE_SIZE)) w->err = 1;
     w->nblocks++;
@@ -115,29 +137,37 @@ static void tw_close(tabw *w) {
     w->data.n = 0;
 }
 
+static void tw_u(tabw *w, int f, uint64_t v) {
+    if (w->err) return;
+    if (tdx_rans_enc_reserve(&w->enc, 1, 64)) {
+        w->err = 1;
+        return;
+    }
+    tdx_rans_put_uint(&w->enc, f & 3, (uint32_t)f, v);
+    w->ntok++;
+    w->raw += (size_t)(64 - __builtin_clzll(v | 1) + 6) / 7;
+}
+static void tw_i(tabw *w, int f, int64_t v) {
+    tw_u(w, f, tdx_zigzag(v));
+}
+
 /* Starts a record with key `key` (ascending); returns true when it opens a block (delta chains
  * restart there). */
 static bool tw_record(tabw *w, uint64_t key) {
-    if (w->nin == BLOCK_RECS || (w->nin && !dense(w->t) && w->data.n - w->start >= BLOCK_BYTES))
-        tw_close(w);
+    if (w->nin == BLOCK_RECS || (w->nin && !dense(w->t) && w->raw >= BLOCK_BYTES)) tw_close(w);
     bool fresh = w->nin == 0;
     if (fresh) {
-        w->start = w->data.n;
+        if (!w->err && tdx_rans_enc_reset(&w->enc, F_COUNT)) w->err = 1;
         w->key = key;
-    } else if (!dense(w->t) && tdx_ser_u(&w->data, key - w->prev - 1)) {
-        w->err = 1;
+        w->ntok = 0;
+        w->raw = 0;
+    } else if (!dense(w->t)) {
+        tw_u(w, F_KEY, key - w->prev - 1);
     }
     w->prev = key;
     w->nin++;
     w->nrec++;
     return fresh;
-}
-
-static void tw_u(tabw *w, uint64_t v) {
-    if (tdx_ser_u(&w->data, v)) w->err = 1;
-}
-static void tw_i(tabw *w, int64_t v) {
-    if (tdx_ser_i(&w->data, v)) w->err = 1;
 }
 
 /* ---- shape dictionaries ---- */
@@ -232,9 +262,9 @@ static int shapes_write(shapeset *d, tabw *w) {
         const shape *s = &d->v.v[o[i].idx];
         d->rank[o[i].idx] = (uint32_t)i;
         tw_record(w, i);
-        tw_u(w, s->name);
-        tw_u(w, s->a);
-        tw_u(w, s->b);
+        tw_u(w, F_S_NAME, s->name);
+        tw_u(w, F_S_A, s->a);
+        tw_u(w, F_S_B, s->b);
     }
     free(o);
     return 0;
@@ -251,7 +281,6 @@ typedef struct sumw {
     tdx_xrec at; /* attach records: the one looked at next */
     int athave;
     TDX_VEC(uint64_t) ops;
-    tdx_buf scratch;
     tdx_err *err;
 } sumw;
 
@@ -291,8 +320,8 @@ static int collect_shapes(sumw *w) {
                : 0;
 }
 
-/* GOROUTINES, by id: u = has start | has end << 1 | granule 64 << 2 | shape << 3; creation
- * (delta to the previous record's, or to t0), [start - creation], [end - (start or creation)]. */
+/* GOROUTINES, by id: u = has start | has end << 1 | granule 64 << 2; shape; creation (delta to
+ * the previous record's, or to t0), [start - creation], [end - (start or creation)]. */
 static int write_goroutines(sumw *w) {
     tabw *tw = &w->t[T_GOROUTINES];
     int64_t prev = 0;
@@ -303,11 +332,12 @@ static int write_goroutines(sumw *w) {
         int64_t d[3] = {tdx_wsub(g.creation, prev), g.start ? tdx_wsub(g.start, g.creation) : 0,
                         g.end ? tdx_wsub(g.end, g.start ? g.start : g.creation) : 0};
         int64_t gran = on_gran(d[0]) && on_gran(d[1]) && on_gran(d[2]) ? GRAN : 1;
-        tw_u(tw, (uint64_t)(g.start != 0) | (uint64_t)(g.end != 0) << 1 |
-                     (uint64_t)(gran > 1) << 2 | (uint64_t)shapes_rank(&w->gsh, g_shape(&g)) << 3);
-        tw_i(tw, d[0] / gran);
-        if (g.start) tw_i(tw, d[1] / gran);
-        if (g.end) tw_i(tw, d[2] / gran);
+        tw_u(tw, F_G_FLAGS,
+             (uint64_t)(g.start != 0) | (uint64_t)(g.end != 0) << 1 | (uint64_t)(gran > 1) << 2);
+        tw_u(tw, F_G_SHAPE, shapes_rank(&w->gsh, g_shape(&g)));
+        tw_i(tw, F_G_CREATE, d[0] / gran);
+        if (g.start) tw_i(tw, F_G_START, d[1] / gran);
+        if (g.end) tw_i(tw, F_G_END, d[2] / gran);
         prev = g.creation;
     }
     return k < 0 ? -3 : 0;
@@ -326,78 +356,83 @@ static int write_edges(sumw *w) {
             if ((!w->ops.n || w->ops.v[w->ops.n - 1] != r.k2) && tdx_vec_push(&w->ops, r.k2))
                 return -1;
         tw_record(tw, key);
-        tw_u(tw, w->ops.n);
-        tw_i(tw, tdx_wsub((int64_t)(w->ops.v[0] ^ KEY_SIGN), (int64_t)(key ^ KEY_SIGN)));
-        for (size_t i = 1; i < w->ops.n; i++) tw_u(tw, w->ops.v[i] - w->ops.v[i - 1] - 1);
+        tw_u(tw, F_E_COUNT, w->ops.n);
+        tw_i(tw, F_E_FIRST, tdx_wsub((int64_t)(w->ops.v[0] ^ KEY_SIGN), (int64_t)(key ^ KEY_SIGN)));
+        for (size_t i = 1; i < w->ops.n; i++) tw_u(tw, F_E_GAP, w->ops.v[i] - w->ops.v[i - 1] - 1);
     }
     return k < 0 ? -3 : 0;
 }
 
-/* TASKS, by id: u = start | end << 1 | parent << 2 | end g differs << 3 | granule 64 << 4 |
- * children << 5; shape; [start time and goroutine, deltas to the previous record's event], [end
- * time (to the start), end goroutine (to the start's, when it differs)], [parent id - id],
- * children ids (deltas from the id, in order). */
+/* TASKS, by id: u = start | end << 1 | parent << 2 | end g differs << 3 | granule 64 << 4;
+ * children; shape; [start time and goroutine, deltas to the previous record's event], [end time
+ * (to the start), end goroutine (to the start's, when it differs)], [parent id - id], children
+ * ids (deltas from the id, in order). */
 static void write_task(sumw *w, tabw *tw, const tdx_sumfold *t, int64_t *pt, int64_t *pg) {
     bool sp = t->start.present, ep = t->end.present, par = t->has_parent;
     bool gd = sp && ep && t->end.g != t->start.g;
     int64_t ds = sp ? tdx_wsub(t->start.time, *pt) : 0,
             de = ep ? tdx_wsub(t->end.time, sp ? t->start.time : *pt) : 0;
     int64_t gran = on_gran(ds) && on_gran(de) ? GRAN : 1;
-    tw_u(tw, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)par << 2 | (uint64_t)gd << 3 |
-                 (uint64_t)(gran > 1) << 4 | (uint64_t)t->children.n << 5);
-    tw_u(tw, shapes_rank(&w->tsh, ev_shape(t->name, &t->start, &t->end)));
+    tw_u(tw, F_T_FLAGS,
+         (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)par << 2 | (uint64_t)gd << 3 |
+             (uint64_t)(gran > 1) << 4);
+    tw_u(tw, F_T_NCHILD, t->children.n);
+    tw_u(tw, F_T_SHAPE, shapes_rank(&w->tsh, ev_shape(t->name, &t->start, &t->end)));
     if (sp) {
-        tw_i(tw, ds / gran);
-        tw_i(tw, tdx_wsub(t->start.g, *pg));
+        tw_i(tw, F_T_START, ds / gran);
+        tw_i(tw, F_T_SG, tdx_wsub(t->start.g, *pg));
         *pt = t->start.time;
         *pg = t->start.g;
     }
     if (ep) {
-        tw_i(tw, de / gran);
-        if (!sp || gd) tw_i(tw, tdx_wsub(t->end.g, *pg));
+        tw_i(tw, F_T_END, de / gran);
+        if (!sp || gd) tw_i(tw, F_T_EG, tdx_wsub(t->end.g, *pg));
         if (!sp) {
             *pt = t->end.time;
             *pg = t->end.g;
         }
     }
-    if (par) tw_i(tw, tdx_wsub((int64_t)t->parent, (int64_t)t->id));
+    if (par) tw_i(tw, F_T_PARENT, tdx_wsub((int64_t)t->parent, (int64_t)t->id));
     int64_t prev = (int64_t)t->id;
     for (size_t k = 0; k < t->children.n; k++) {
         int64_t c = (int64_t)t->children.v[k];
-        tw_i(tw, tdx_wsub(c, prev));
+        tw_i(tw, F_T_CHILD, tdx_wsub(c, prev));
         prev = c;
     }
 }
 
-/* TASKX, by id, only tasks with logs, goroutines or regions: uvarint length of the rest << 1 |
- * granule 64 (of every time delta in the record); nlogs,
- * [first log time (to the task's start, else t0) and goroutine (to the start's, else 0)];
- * goroutines (count, deltas from that goroutine); regions (count; each: u = start | end << 1 |
- * end g differs << 2 | goroutine ref << 3, shape, [start time], [end time], [goroutine],
- * [end goroutine - start goroutine]). Region times are deltas to the previous region's (first:
- * the task's start, else t0), an end to its own start when present; the goroutine ref is 1 + its
- * index in the task's first GREF_MAX goroutines, or 0 for a delta to the previous region's. */
-static int put_time(tdx_buf *b, int64_t d, int64_t gran, bool *exact) {
-    if (d % gran) *exact = false;
-    return tdx_ser_i(b, d / gran);
+/* TASKX, by id, only tasks with logs, goroutines or regions: granule 64 (of every time delta
+ * in the record, 0 or 1); nlogs, [first log time (to the task's start, else t0) and goroutine (to
+ * the start's, else 0)]; goroutines (count, deltas from that goroutine); regions (count; each:
+ * start | end << 1 | end g differs << 2, goroutine ref, shape, [start time], [end time],
+ * [goroutine], [end goroutine - start goroutine]). Region times are deltas to the previous
+ * region's (first: the task's start, else t0), an end to its own start when present; the
+ * goroutine ref is 1 + its index in the task's first GREF_MAX goroutines, or 0 for a delta to the
+ * previous region's. xw NULL: only whether every time delta is a multiple of gran. */
+static bool put_time(tabw *xw, int f, int64_t d, int64_t gran) {
+    if (xw) tw_i(xw, f, d / gran);
+    return d % gran == 0;
 }
 
-static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumfold *t, int64_t gran, bool *exact) {
+static bool write_taskx(sumw *w, tabw *xw, const tdx_sumfold *t, int64_t gran) {
     int64_t bt = t->start.present ? t->start.time : w->s->t0,
             bg = t->start.present ? t->start.g : 0;
-    int rc = tdx_ser_u(b, t->nlogs);
-    if (t->nlogs)
-        rc |= put_time(b, tdx_wsub(t->first_log.time, bt), gran, exact) |
-              tdx_ser_i(b, tdx_wsub(t->first_log.g, bg));
-    rc |= tdx_ser_u(b, t->goroutines.n);
+    bool exact = true;
+    if (xw) tw_u(xw, F_X_GRAN, gran > 1);
+    if (xw) tw_u(xw, F_X_NLOGS, t->nlogs);
+    if (t->nlogs) {
+        exact &= put_time(xw, F_X_LOGT, tdx_wsub(t->first_log.time, bt), gran);
+        if (xw) tw_i(xw, F_X_LOGG, tdx_wsub(t->first_log.g, bg));
+    }
+    if (xw) tw_u(xw, F_X_NG, t->goroutines.n);
     int64_t prev = bg;
-    for (size_t k = 0; k < t->goroutines.n; k++) {
-        rc |= tdx_ser_i(b, tdx_wsub(t->goroutines.v[k], prev));
+    for (size_t k = 0; k < t->goroutines.n && xw; k++) {
+        tw_i(xw, F_X_G, tdx_wsub(t->goroutines.v[k], prev));
         prev = t->goroutines.v[k];
     }
-    rc |= tdx_ser_u(b, t->regions.n);
+    if (xw) tw_u(xw, F_X_NR, t->regions.n);
     int64_t pt = bt, pg = bg;
-    for (size_t k = 0; k < t->regions.n && !rc; k++) {
+    for (size_t k = 0; k < t->regions.n; k++) {
         const tdx_sumregion *r = &t->regions.v[k];
         bool sp = r->start.present, ep = r->end.present, gd = sp && ep && r->end.g != r->start.g;
         int64_t g = sp ? r->start.g : r->end.g;
@@ -407,18 +442,21 @@ static int write_taskx(sumw *w, tdx_buf *b, const tdx_sumfold *t, int64_t gran, 
                 ref = j + 1;
                 break;
             }
-        rc |= tdx_ser_u(b, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)gd << 2 | ref << 3);
-        rc |= tdx_ser_u(b, shapes_rank(&w->rsh, ev_shape(r->name, &r->start, &r->end)));
-        if (sp) rc |= put_time(b, tdx_wsub(r->start.time, pt), gran, exact);
-        if (ep) rc |= put_time(b, tdx_wsub(r->end.time, sp ? r->start.time : pt), gran, exact);
-        if ((sp || ep) && !ref) rc |= tdx_ser_i(b, tdx_wsub(g, pg));
-        if (gd) rc |= tdx_ser_i(b, tdx_wsub(r->end.g, r->start.g));
+        if (xw) {
+            tw_u(xw, F_R_FLAGS, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)gd << 2);
+            tw_u(xw, F_R_REF, ref);
+            tw_u(xw, F_R_SHAPE, shapes_rank(&w->rsh, ev_shape(r->name, &r->start, &r->end)));
+        }
+        if (sp) exact &= put_time(xw, F_R_START, tdx_wsub(r->start.time, pt), gran);
+        if (ep) exact &= put_time(xw, F_R_END, tdx_wsub(r->end.time, sp ? r->start.time : pt), gran);
+        if ((sp || ep) && !ref && xw) tw_i(xw, F_R_G, tdx_wsub(g, pg));
+        if (gd && xw) tw_i(xw, F_R_EG, tdx_wsub(r->end.g, r->start.g));
         if (sp || ep) {
             pt = sp ? r->start.time : r->end.time;
             pg = g;
         }
     }
-    return rc ? -1 : 0;
+    return exact;
 }
 
 /* The children attached to task id (attach records are by parent, then attaching event). */
@@ -447,17 +485,9 @@ static int write_tasks(sumw *w) {
         if (tw_record(tw, t->id)) pt = w->s->t0, pg = 0;
         write_task(w, tw, t, &pt, &pg);
         if (!t->nlogs && !t->goroutines.n && !t->regions.n) continue;
-        bool exact = true;
-        w->scratch.n = 0;
-        rc = write_taskx(w, &w->scratch, t, GRAN, &exact);
-        if (!rc && !exact) {
-            w->scratch.n = 0;
-            rc = write_taskx(w, &w->scratch, t, 1, &exact);
-        }
-        if (rc) break;
+        int64_t gran = write_taskx(w, NULL, t, GRAN) ? GRAN : 1;
         tw_record(xw, t->id);
-        tw_u(xw, (uint64_t)w->scratch.n << 1 | exact);
-        if (tdx_buf_append(&xw->data, w->scratch.v, w->scratch.n)) rc = -1;
+        write_taskx(w, xw, t, gran);
     }
     if (rc) return rc;
     if (k < 0) return -3;
@@ -469,6 +499,7 @@ static void sumw_free(sumw *w) {
     for (int i = 0; i < T_COUNT; i++) {
         tdx_vec_free(&w->t[i].dir);
         tdx_vec_free(&w->t[i].data);
+        tdx_rans_enc_free(&w->t[i].enc);
         tdx_scratch_close(&w->t[i].file);
     }
     shapes_free(&w->gsh);
@@ -476,7 +507,6 @@ static void sumw_free(sumw *w) {
     shapes_free(&w->rsh);
     tdx_sumfold_free(&w->f);
     tdx_vec_free(&w->ops);
-    tdx_vec_free(&w->scratch);
 }
 
 static int assemble(sumw *w, tdx_sumindex_put put, void *ctx) {
@@ -530,6 +560,7 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
         w.t[i].file.fd = -1;
         w.t[i].beside = beside;
         w.t[i].err_out = err;
+        tdx_rans_enc_init(&w.t[i].enc);
     }
     int rc = collect_shapes(&w);
     if (!rc) rc = tdx_sumspill_rewind(sp, err) ? -3 : 0;
@@ -627,7 +658,8 @@ static int rd_open(rd *r, const uint8_t *p, size_t n, uint64_t base, tdx_err *er
         uint64_t dir = tdx_rd64(h + TR_DIR), data = tdx_rd64(h + TR_DATA);
         t->datalen = tdx_rd64(h + TR_DATALEN);
         if (dir > n || t->nblocks > (n - dir) / DE_SIZE || data > n || t->datalen > n - data ||
-            t->nrec > t->datalen || (t->nrec == 0) != (t->nblocks == 0) || t->nblocks > t->nrec ||
+            t->nrec > t->nblocks * BLOCK_RECS || (t->nrec == 0) != (t->nblocks == 0) ||
+            t->nblocks > t->nrec ||
             (dense(i) && t->nblocks != (t->nrec + BLOCK_RECS - 1) / BLOCK_RECS))
             return corrupt(r, h);
         t->dir = p + dir;
@@ -636,21 +668,22 @@ static int rd_open(rd *r, const uint8_t *p, size_t n, uint64_t base, tdx_err *er
     return 0;
 }
 
-/* Block k of table ti, checked: its bytes in *d and its first key. */
-static int block(rd *r, int ti, uint64_t k, tdx_deser *d, uint64_t *key) {
+/* Block k of table ti, checked: its bytes in *p, *len and its first key. */
+static int block(rd *r, int ti, uint64_t k, const uint8_t **p, size_t *len, uint64_t *key) {
     tab *t = &r->t[ti];
     if (k >= t->nblocks) return corrupt(r, t->dir);
     const uint8_t *e = t->dir + k * DE_SIZE;
     if (tdx_rd32(e + DE_CHECK) != entry_check(ti, k, e)) return corrupt(r, e);
-    uint64_t off = tdx_rd64(e + DE_OFF), len = tdx_rd32(e + DE_LEN);
-    if (off > t->datalen || len > t->datalen - off || len == 0) return corrupt(r, e);
+    uint64_t off = tdx_rd64(e + DE_OFF), n = tdx_rd32(e + DE_LEN);
+    if (off > t->datalen || n > t->datalen - off || n == 0) return corrupt(r, e);
     if (!t->checked && !(t->checked = calloc((size_t)(t->nblocks + 7) / 8, 1))) return nomem(r);
     if (!(t->checked[k / 8] >> (k % 8) & 1)) {
-        if (XXH3_64bits(t->data + off, (size_t)len) != tdx_rd64(e + DE_HASH))
+        if (XXH3_64bits(t->data + off, (size_t)n) != tdx_rd64(e + DE_HASH))
             return corrupt(r, t->data + off);
         t->checked[k / 8] |= (uint8_t)(1u << (k % 8));
     }
-    *d = (tdx_deser){t->data + off, t->data + off + len, 0};
+    *p = t->data + off;
+    *len = (size_t)n;
     *key = tdx_rd64(e + DE_KEY);
     return 0;
 }
@@ -672,23 +705,80 @@ static int seek(rd *r, int ti, uint64_t want, uint64_t *k) {
     return 0;
 }
 
-/* A position inside a block: the key of the record about to be decoded. */
+/* A position inside a block: the key of the record about to be decoded. A block is uvarint
+ * records, uvarint values, then the values rANS-coded (index/rans.h), each with its field's
+ * context. */
 typedef struct cur {
-    tdx_deser d;
+    tdx_rans_dec d;
+    const uint8_t *at; /* the block (for messages) */
     uint64_t key;
-    bool started, dense;
+    uint64_t left; /* records not started */
+    uint64_t ntok; /* values not read */
+    bool started, dense, bad;
 } cur;
+
+static int cur_open(rd *r, int ti, uint64_t k, cur *c) {
+    const uint8_t *p = NULL;
+    size_t len = 0;
+    tdx_rans_dec_init(&c->d);
+    c->at = NULL;
+    c->key = c->left = c->ntok = 0;
+    c->started = c->bad = false;
+    c->dense = dense(ti);
+    if (block(r, ti, k, &p, &len, &c->key)) return -1;
+    tdx_deser h = {p, p + len, 0};
+    c->at = p;
+    c->left = tdx_deser_u(&h);
+    c->ntok = tdx_deser_u(&h);
+    if (h.bad || c->left == 0 || c->left > BLOCK_RECS ||
+        tdx_rans_dec_start(&c->d, F_COUNT, h.p, (size_t)(h.end - h.p)))
+        return corrupt(r, p);
+    return 0;
+}
+
+static void cur_close(cur *c) {
+    tdx_rans_dec_free(&c->d);
+}
+
+/* Whether every record and value of the block was read, and nothing else was there. */
+static bool cur_done(cur *c) {
+    return !c->bad && c->left == 0 && c->ntok == 0 && tdx_rans_dec_ok(&c->d);
+}
+
+/* The next value, of field f (0 and the block marked bad past its values). */
+static uint64_t cu(cur *c, int f) {
+    if (c->ntok == 0) {
+        c->bad = true;
+        return 0;
+    }
+    c->ntok--;
+    uint64_t v = tdx_rans_get_uint(&c->d, f & 3, (uint32_t)f);
+    if (c->d.bad) c->bad = true;
+    return v;
+}
+static int64_t ci(cur *c, int f) {
+    return tdx_unzigzag(cu(c, f));
+}
+static uint32_t cu32(cur *c, int f, uint64_t lim) {
+    uint64_t v = cu(c, f);
+    if (v >= lim) {
+        c->bad = true;
+        return 0;
+    }
+    return (uint32_t)v;
+}
 
 /* Steps to the next record (false at the block's end). */
 static bool cur_next(cur *c) {
-    if (c->d.bad || c->d.p >= c->d.end) return false;
-    if (c->started) c->key += c->dense ? 1 : tdx_deser_u(&c->d) + 1;
+    if (c->bad || c->left == 0) return false;
+    if (c->started) c->key += c->dense ? 1 : cu(c, F_KEY) + 1;
     c->started = true;
-    return !c->d.bad;
+    c->left--;
+    return !c->bad;
 }
 
-/* Record decoders: each consumes one record's body at c (setting c->d.bad on malformed bytes)
- * and keeps its delta chains in ctx. */
+/* Record decoders: each consumes one record at c (setting c->bad on malformed values) and keeps
+ * its delta chains in ctx. */
 typedef int (*rec_fn)(rd *r, cur *c, void *ctx);
 
 /* Finds the record with key `want` in keyed table ti: every earlier record of its block goes
@@ -699,21 +789,20 @@ static int find(rd *r, int ti, uint64_t want, rec_fn skip, rec_fn take, void *ct
     uint64_t k = 0;
     if (seek(r, ti, want, &k)) return -1;
     if (k == r->t[ti].nblocks) return 0;
-    cur c = {.dense = false};
-    if (block(r, ti, k, &c.d, &c.key)) return -1;
-    const uint8_t *at = c.d.p;
-    while (cur_next(&c)) {
-        at = c.d.p;
-        if (c.key > want) return 0;
+    cur c;
+    int rc = cur_open(r, ti, k, &c);
+    while (!rc && cur_next(&c)) {
+        if (c.key > want) break;
         if (c.key == want) {
-            if (take(r, &c, ctx)) return -1;
-            if (c.d.bad) return corrupt(r, at);
-            *found = true;
-            return 0;
+            rc = take(r, &c, ctx);
+            if (!rc && !c.bad) *found = true;
+            break;
         }
-        if (skip(r, &c, ctx)) return -1;
+        rc = skip(r, &c, ctx);
     }
-    return c.d.bad ? corrupt(r, at) : 0;
+    if (!rc && c.bad) rc = corrupt(r, c.at);
+    cur_close(&c);
+    return rc;
 }
 
 /* ---- shapes ---- */
@@ -725,24 +814,27 @@ static int shape_block(rd *r, int ti, uint64_t b, uint32_t *slot) {
         *slot = v;
         return 0;
     }
-    cur c = {.dense = true};
-    if (block(r, ti, b, &c.d, &c.key)) return -1;
-    if (c.key != b * BLOCK_RECS) return corrupt(r, r->t[ti].dir + b * DE_SIZE);
-    uint64_t want = r->t[ti].nrec - c.key < BLOCK_RECS ? r->t[ti].nrec - c.key : BLOCK_RECS;
+    cur c;
+    int rc = cur_open(r, ti, b, &c);
+    uint64_t want = c.key < r->t[ti].nrec && r->t[ti].nrec - c.key < BLOCK_RECS
+                        ? r->t[ti].nrec - c.key
+                        : BLOCK_RECS;
+    if (!rc && (c.key != b * BLOCK_RECS || c.left != want)) rc = corrupt(r, c.at);
     size_t first = r->shapes.n;
-    if (first >= UINT32_MAX - BLOCK_RECS) return nomem(r);
-    const uint8_t *at = c.d.p;
-    for (uint64_t i = 0; i < want; i++) {
+    if (!rc && first >= UINT32_MAX - BLOCK_RECS) rc = nomem(r);
+    for (uint64_t i = 0; i < want && !rc; i++) {
         shape s;
-        s.name = tdx_deser_u32(&c.d, r->nstr);
-        uint64_t lim = ti == T_GSHAPES ? 1 : r->nnodes;
-        s.a = tdx_deser_u32(&c.d, lim);
-        s.b = tdx_deser_u(&c.d);
-        if (ti != T_GSHAPES && s.b >= r->nnodes) c.d.bad = 1;
-        if (c.d.bad) return corrupt(r, at);
-        if (tdx_vec_push(&r->shapes, s)) return nomem(r);
+        s.name = cu32(&c, F_S_NAME, r->nstr);
+        s.a = cu32(&c, F_S_A, ti == T_GSHAPES ? 1 : r->nnodes);
+        s.b = cu(&c, F_S_B);
+        if (ti != T_GSHAPES && s.b >= r->nnodes) c.bad = true;
+        if (c.bad) rc = corrupt(r, c.at);
+        else if (tdx_vec_push(&r->shapes, s)) rc = nomem(r);
     }
-    if (c.d.p != c.d.end) return corrupt(r, at);
+    c.left = 0;
+    if (!rc && !cur_done(&c)) rc = corrupt(r, c.at);
+    cur_close(&c);
+    if (rc) return rc;
     if (tdx_hmap_put(m, b, (uint32_t)first)) return nomem(r);
     *slot = (uint32_t)first;
     return 0;
@@ -766,18 +858,18 @@ typedef struct grec {
 
 static int dec_goroutine(rd *r, cur *c, void *ctx) {
     grec *x = ctx;
-    uint64_t u = tdx_deser_u(&c->d);
+    uint64_t u = cu(c, F_G_FLAGS);
+    x->shape = cu(c, F_G_SHAPE);
     int64_t gran = u & 4 ? GRAN : 1;
     memset(&x->g, 0, sizeof x->g);
     x->g.id = (int64_t)(c->key ^ KEY_SIGN);
-    x->g.creation = tdx_wadd(x->prev, ungran(tdx_deser_i(&c->d), gran));
-    if (u & 1) x->g.start = tdx_wadd(x->g.creation, ungran(tdx_deser_i(&c->d), gran));
+    x->g.creation = tdx_wadd(x->prev, ungran(ci(c, F_G_CREATE), gran));
+    if (u & 1) x->g.start = tdx_wadd(x->g.creation, ungran(ci(c, F_G_START), gran));
     if (u & 2)
-        x->g.end = tdx_wadd((u & 1) ? x->g.start : x->g.creation, ungran(tdx_deser_i(&c->d), gran));
-    x->shape = u >> 3;
+        x->g.end = tdx_wadd((u & 1) ? x->g.start : x->g.creation, ungran(ci(c, F_G_END), gran));
     x->prev = x->g.creation;
     /* a stored start or end of 0 would read back as absent: not something the writer makes */
-    if (((u & 1) && x->g.start == 0) || ((u & 2) && x->g.end == 0)) c->d.bad = 1;
+    if (u > 7 || ((u & 1) && x->g.start == 0) || ((u & 2) && x->g.end == 0)) c->bad = true;
     return 0;
 }
 
@@ -798,12 +890,12 @@ static int find_goroutine(rd *r, int64_t id, tdx_sumg *out, bool *found) {
 
 /* Decodes a record's operators into r->ids (keep) or just past them. */
 static int dec_edges(rd *r, cur *c, bool keep) {
-    uint64_t cnt = tdx_deser_u(&c->d);
-    if (cnt == 0 || cnt > (uint64_t)(c->d.end - c->d.p)) return c->d.bad = 1, 0;
-    int64_t a = tdx_wadd((int64_t)(c->key ^ KEY_SIGN), tdx_deser_i(&c->d));
+    uint64_t cnt = cu(c, F_E_COUNT);
+    if (cnt == 0 || cnt > c->ntok) return c->bad = true, 0;
+    int64_t a = tdx_wadd((int64_t)(c->key ^ KEY_SIGN), ci(c, F_E_FIRST));
     r->ids.n = 0;
-    for (uint64_t i = 0; i < cnt && !c->d.bad; i++) {
-        if (i) a = tdx_wadd(a, (int64_t)(tdx_deser_u(&c->d) + 1));
+    for (uint64_t i = 0; i < cnt && !c->bad; i++) {
+        if (i) a = tdx_wadd(a, (int64_t)(cu(c, F_E_GAP) + 1));
         if (keep && tdx_vec_push(&r->ids, a)) return nomem(r);
     }
     return 0;
@@ -853,32 +945,30 @@ typedef struct trec {
 } trec;
 
 static int dec_task(rd *r, cur *c, trec *x, bool keep) {
-    tdx_deser *d = &c->d;
-    uint64_t u = tdx_deser_u(d);
+    uint64_t u = cu(c, F_T_FLAGS), nch = cu(c, F_T_NCHILD);
     bool sp = u & 1, ep = u & 2, gd = u & 8;
     int64_t gran = u & 16 ? GRAN : 1;
-    uint64_t nch = u >> 5;
     x->has_parent = u & 4;
-    x->shape = tdx_deser_u(d);
+    x->shape = cu(c, F_T_SHAPE);
     memset(&x->start, 0, sizeof x->start);
     memset(&x->end, 0, sizeof x->end);
     if (sp) {
-        x->pt = x->start.time = tdx_wadd(x->pt, ungran(tdx_deser_i(d), gran));
-        x->pg = x->start.g = tdx_wadd(x->pg, tdx_deser_i(d));
+        x->pt = x->start.time = tdx_wadd(x->pt, ungran(ci(c, F_T_START), gran));
+        x->pg = x->start.g = tdx_wadd(x->pg, ci(c, F_T_SG));
         x->start.present = true;
     }
     if (ep) {
-        x->end.time = tdx_wadd(x->pt, ungran(tdx_deser_i(d), gran));
-        x->end.g = !sp || gd ? tdx_wadd(x->pg, tdx_deser_i(d)) : x->pg;
+        x->end.time = tdx_wadd(x->pt, ungran(ci(c, F_T_END), gran));
+        x->end.g = !sp || gd ? tdx_wadd(x->pg, ci(c, F_T_EG)) : x->pg;
         x->end.present = true;
         if (!sp) x->pt = x->end.time, x->pg = x->end.g;
     }
-    if (x->has_parent) x->parent = (uint64_t)tdx_wadd((int64_t)c->key, tdx_deser_i(d));
-    if (nch > (uint64_t)(d->end - d->p) || nch > r->t[T_TASKS].nrec) return d->bad = 1, 0;
+    if (x->has_parent) x->parent = (uint64_t)tdx_wadd((int64_t)c->key, ci(c, F_T_PARENT));
+    if (u > 31 || nch > c->ntok || nch > r->t[T_TASKS].nrec) return c->bad = true, 0;
     r->ids.n = 0;
     int64_t prev = (int64_t)c->key;
-    for (uint64_t i = 0; i < nch && !d->bad; i++) {
-        prev = tdx_wadd(prev, tdx_deser_i(d));
+    for (uint64_t i = 0; i < nch && !c->bad; i++) {
+        prev = tdx_wadd(prev, ci(c, F_T_CHILD));
         if (keep && tdx_vec_push(&r->ids, prev)) return nomem(r);
     }
     return 0;
@@ -890,88 +980,94 @@ static int take_task(rd *r, cur *c, void *ctx) {
     return dec_task(r, c, ctx, true);
 }
 
-static int skip_taskx(rd *r, cur *c, void *ctx) {
-    uint64_t len = tdx_deser_u(&c->d) >> 1;
-    if (len > (uint64_t)(c->d.end - c->d.p))
-        c->d.bad = 1;
-    else
-        c->d.p += len;
-    return 0;
-}
-
-static int dec_regions(rd *r, tdx_deser *d, uint32_t ti, int64_t bt, int64_t bg, int64_t gran,
-                       tdx_summary *s) {
-    tdx_sumtask *t = &s->tasks.v[ti];
-    uint64_t nr = tdx_deser_u(d);
-    if (nr > (uint64_t)(d->end - d->p) / 2) return d->bad = 1, 0;
+/* A TASKX record's regions: into task ti of s, or only read past (s NULL). */
+static int dec_regions(rd *r, cur *c, tdx_summary *s, uint32_t ti, int64_t bt, int64_t bg,
+                       int64_t gran) {
+    uint64_t nr = cu(c, F_X_NR);
+    if (nr > c->ntok / 3) return c->bad = true, 0;
     int64_t pt = bt, pg = bg;
-    for (uint64_t k = 0; k < nr && !d->bad; k++) {
-        const uint8_t *at = d->p;
-        uint64_t u = tdx_deser_u(d), sh = tdx_deser_u(d), ref = u >> 3;
+    for (uint64_t k = 0; k < nr && !c->bad; k++) {
+        uint64_t u = cu(c, F_R_FLAGS), ref = cu(c, F_R_REF), sh = cu(c, F_R_SHAPE);
         bool sp = u & 1, ep = u & 2, gd = u & 4;
+        int64_t ts = 0, te = 0, g = 0, eg = 0;
+        if (sp) ts = tdx_wadd(pt, ungran(ci(c, F_R_START), gran));
+        if (ep) te = tdx_wadd(sp ? ts : pt, ungran(ci(c, F_R_END), gran));
+        if ((sp || ep) && !ref) g = tdx_wadd(pg, ci(c, F_R_G));
+        if (gd) eg = ci(c, F_R_EG);
+        if (c->bad || u > 7 || ref > GREF_MAX || (ref && !(sp || ep)) || (gd && !(sp && ep)))
+            return c->bad = true, 0;
+        tdx_sumtask *t = s ? &s->tasks.v[ti] : NULL;
+        if (ref && t) {
+            if (ref > t->goroutines.n) return c->bad = true, 0;
+            g = t->goroutines.v[ref - 1];
+        }
+        if (sp || ep) pt = sp ? ts : te, pg = g;
+        if (!t) continue;
         tdx_sumregion reg;
         memset(&reg, 0, sizeof reg);
         reg.task = t->id;
-        if (sp) reg.start.time = tdx_wadd(pt, ungran(tdx_deser_i(d), gran));
-        if (ep) reg.end.time = tdx_wadd(sp ? reg.start.time : pt, ungran(tdx_deser_i(d), gran));
-        int64_t g = 0;
-        if ((sp || ep) && !ref) g = tdx_wadd(pg, tdx_deser_i(d));
-        if (ref) {
-            if (ref > t->goroutines.n || !(sp || ep)) return d->bad = 1, 0;
-            g = t->goroutines.v[ref - 1];
-        }
         reg.start.present = sp;
         reg.end.present = ep;
-        if (sp) reg.start.g = g;
-        if (ep) reg.end.g = gd ? tdx_wadd(g, tdx_deser_i(d)) : g;
-        if ((gd && !(sp && ep)) || d->bad) return d->bad = 1, 0;
-        if (sp || ep) pt = sp ? reg.start.time : reg.end.time, pg = g;
+        if (sp) reg.start.time = ts, reg.start.g = g;
+        if (ep) reg.end.time = te, reg.end.g = gd ? tdx_wadd(g, eg) : g;
         shape shp;
-        if (shape_get(r, T_RSHAPES, sh, at, &shp)) return -1;
+        if (shape_get(r, T_RSHAPES, sh, c->at, &shp)) return -1;
         reg.name = shp.name;
         reg.start.stack = sp ? shp.a : 0;
         reg.end.stack = ep ? (uint32_t)shp.b : 0;
-        if ((!sp && shp.a) || (!ep && shp.b)) return d->bad = 1, 0;
+        if ((!sp && shp.a) || (!ep && shp.b)) return c->bad = true, 0;
         if (s->regions.n >= UINT32_MAX - 1 || tdx_vec_push(&s->regions, reg) ||
             tdx_vec_push(&s->tasks.v[ti].regions, (uint32_t)(s->regions.n - 1)))
             return nomem(r);
-        t = &s->tasks.v[ti];
     }
     return 0;
 }
 
-/* A TASKX record goes into task ti of s (whose start is its chains' base). */
+/* A TASKX record goes into task ti of s (whose start is its chains' base), or is read past (s
+ * NULL). */
 typedef struct xctx {
     tdx_summary *s;
     uint32_t ti;
 } xctx;
 
+static int dec_taskx(rd *r, cur *c, tdx_summary *s, uint32_t ti) {
+    uint64_t gr = cu(c, F_X_GRAN);
+    int64_t gran = gr ? GRAN : 1;
+    tdx_sumtask *t = s ? &s->tasks.v[ti] : NULL;
+    bool st = t && t->start.present;
+    int64_t bt = st ? t->start.time : r->t0, bg = st ? t->start.g : 0;
+    uint64_t nlogs = cu(c, F_X_NLOGS);
+    int64_t lt = 0, lg = 0;
+    if (nlogs) {
+        lt = ci(c, F_X_LOGT);
+        lg = ci(c, F_X_LOGG);
+    }
+    if (t) {
+        t->nlogs = nlogs;
+        if (nlogs) {
+            t->first_log.time = tdx_wadd(bt, ungran(lt, gran));
+            t->first_log.g = tdx_wadd(bg, lg);
+            t->first_log.present = true;
+        }
+    }
+    uint64_t ng = cu(c, F_X_NG);
+    if (gr > 1 || ng > c->ntok) return c->bad = true, 0;
+    int64_t g = bg;
+    for (uint64_t i = 0; i < ng && !c->bad; i++) {
+        g = tdx_wadd(g, ci(c, F_X_G));
+        if (t && tdx_vec_push(&t->goroutines, g)) return nomem(r);
+    }
+    return c->bad ? 0 : dec_regions(r, c, s, ti, bt, bg, gran);
+}
+
+static int skip_taskx(rd *r, cur *c, void *ctx) {
+    (void)ctx;
+    return dec_taskx(r, c, NULL, 0);
+}
+
 static int take_taskx(rd *r, cur *c, void *ctx) {
     xctx *x = ctx;
-    tdx_summary *s = x->s;
-    uint64_t lg = tdx_deser_u(&c->d), len = lg >> 1;
-    int64_t gran = lg & 1 ? GRAN : 1;
-    if (c->d.bad || len > (uint64_t)(c->d.end - c->d.p)) return c->d.bad = 1, 0;
-    tdx_deser d = {c->d.p, c->d.p + len, 0};
-    c->d.p += len;
-    tdx_sumtask *t = &s->tasks.v[x->ti];
-    int64_t bt = t->start.present ? t->start.time : r->t0, bg = t->start.present ? t->start.g : 0;
-    t->nlogs = tdx_deser_u(&d);
-    if (t->nlogs) {
-        t->first_log.time = tdx_wadd(bt, ungran(tdx_deser_i(&d), gran));
-        t->first_log.g = tdx_wadd(bg, tdx_deser_i(&d));
-        t->first_log.present = true;
-    }
-    uint64_t ng = tdx_deser_u(&d);
-    if (ng > (uint64_t)(d.end - d.p)) return c->d.bad = 1, 0;
-    int64_t g = bg;
-    for (uint64_t i = 0; i < ng && !d.bad; i++) {
-        g = tdx_wadd(g, tdx_deser_i(&d));
-        if (tdx_vec_push(&t->goroutines, g)) return nomem(r);
-    }
-    if (!d.bad && dec_regions(r, &d, x->ti, bt, bg, gran, s)) return -1;
-    if (d.bad || d.p != d.end) c->d.bad = 1;
-    return 0;
+    return dec_taskx(r, c, x->s, x->ti);
 }
 
 static int new_task(rd *r, tdx_summary *s, uint64_t id) {
@@ -1108,14 +1204,14 @@ static int verify_record(rd *r, int ti, cur *c, grec *g, trec *t, tdx_summary *s
     case T_GOROUTINES: {
         dec_goroutine(r, c, g);
         shape sh;
-        return c->d.bad ? 0 : shape_get(r, T_GSHAPES, g->shape, c->d.p, &sh);
+        return c->bad ? 0 : shape_get(r, T_GSHAPES, g->shape, c->at, &sh);
     }
     case T_EDGES:
         return skip_edges(r, c, NULL);
     case T_TASKS: {
         if (dec_task(r, c, t, false)) return -1;
         shape sh;
-        return c->d.bad ? 0 : shape_get(r, T_TSHAPES, t->shape, c->d.p, &sh);
+        return c->bad ? 0 : shape_get(r, T_TSHAPES, t->shape, c->at, &sh);
     }
     default:
         return verify_taskx(r, c, scratch);
@@ -1126,31 +1222,30 @@ static int verify_table(rd *r, int ti, tdx_summary *scratch) {
     tab *t = &r->t[ti];
     uint64_t nrec = 0, last = 0;
     for (uint64_t k = 0; k < t->nblocks; k++) {
-        cur c = {.dense = dense(ti)};
-        if (block(r, ti, k, &c.d, &c.key)) return -1;
-        if (k && c.key <= last) return corrupt(r, t->dir + k * DE_SIZE);
-        grec g = {.prev = r->t0};
-        trec tr = {.pt = r->t0};
-        const uint8_t *at = c.d.p;
-        uint64_t inblock = 0;
         if (dense(ti)) { /* shape_get decodes and checks the whole block */
             shape sh;
-            if (shape_get(r, ti, c.key, at, &sh)) return -1;
-            uint64_t left = t->nrec - c.key;
+            if (shape_get(r, ti, k * BLOCK_RECS, t->dir + k * DE_SIZE, &sh)) return -1;
+            uint64_t left = t->nrec - k * BLOCK_RECS;
             nrec += left < BLOCK_RECS ? left : BLOCK_RECS;
-            last = c.key;
             continue;
         }
-        while (cur_next(&c)) {
-            if ((inblock && c.key <= last) || inblock == BLOCK_RECS) c.d.bad = 1;
-            at = c.d.p;
-            if (c.d.bad) break;
-            if (verify_record(r, ti, &c, &g, &tr, scratch)) return -1;
+        cur c;
+        int rc = cur_open(r, ti, k, &c);
+        if (!rc && k && c.key <= last) rc = corrupt(r, t->dir + k * DE_SIZE);
+        grec g = {.prev = r->t0};
+        trec tr = {.pt = r->t0};
+        uint64_t inblock = 0;
+        while (!rc && cur_next(&c)) {
+            if (inblock && c.key <= last) c.bad = true;
+            if (c.bad) break;
+            if ((rc = verify_record(r, ti, &c, &g, &tr, scratch))) break;
             nrec++;
             inblock++;
             last = c.key;
         }
-        if (c.d.bad) return corrupt(r, at);
+        if (!rc && !cur_done(&c)) rc = corrupt(r, c.at);
+        cur_close(&c);
+        if (rc) return rc;
         tdx_summary_free(scratch);
         tdx_summary_init(scratch, scratch->store);
     }
