@@ -10,7 +10,7 @@
 #include "index/writer.h"
 
 /* Events between checkpoints by default: denser in the proc view, the default of queries. */
-#define TDX_CKPT_EVENTS_PROC 65536
+#define TDX_CKPT_EVENTS_PROC 32768
 #define TDX_CKPT_EVENTS_OTHER 131072
 #define TDX_SORT_BUDGET_DEFAULT ((size_t)16 << 20)
 

@@ -26,7 +26,7 @@ static const char build_help[] =
     "  --quiet    no progress on stderr\n"
     "  --verbose  say how the trace was read and what the views stored\n"
     "  --checkpoint-every N  events between the viewer checkpoints queries start from, in\n"
-    "             every view (default 65536 in the proc view, 131072 in the thread and\n"
+    "             every view (default 32768 in the proc view, 131072 in the thread and\n"
     "             goroutine views: smaller = faster small windows, larger index)\n"
     "  --sort-budget BYTES  memory for each of the four external sorts of Go's summary\n"
     "             (task parts, goroutines, unblockings, parents); beyond it they spill to\n"
