@@ -939,7 +939,43 @@ static void hup(hent *h, size_t i) {
     h[i] = x;
 }
 
-int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
+struct tdx_evdec {
+    decwork W;
+    thr *T;
+    hent *heap;
+    size_t cap; /* threads T and heap have room for */
+};
+
+tdx_evdec *tdx_evdec_new(void) {
+    tdx_evdec *x = calloc(1, sizeof *x);
+    if (!x) return NULL;
+    tdx_rans_dec_init(&x->W.d);
+    /* the model's lazily allocated parts start empty */
+    x->W.M.gt = NULL;
+    for (int i = 0; i < 2 * NT; i++) x->W.M.stk[i].v = NULL;
+    return x;
+}
+
+void tdx_evdec_free(tdx_evdec *x) {
+    if (!x) return;
+    model_free(&x->W.M);
+    tdx_rans_dec_free(&x->W.d);
+    free(x->T);
+    free(x->heap);
+    free(x);
+}
+
+static int decode_block(tdx_evdec *X, const uint8_t *p, size_t len, size_t n, tdx_event *out);
+
+int tdx_evdec_block(tdx_evdec *x, const uint8_t *p, size_t len, size_t n, tdx_event *out) {
+    if (x) return decode_block(x, p, len, n, out);
+    tdx_evdec *t = tdx_evdec_new();
+    int rc = t ? decode_block(t, p, len, n, out) : -1;
+    tdx_evdec_free(t);
+    return rc;
+}
+
+static int decode_block(tdx_evdec *X, const uint8_t *p, size_t len, size_t n, tdx_event *out) {
     const uint8_t *end = p + len;
     if (len < 1) return -1;
     uint8_t flags = *p++;
@@ -949,14 +985,19 @@ int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
     int k = tdx_uvarint(p, end, &nthr);
     if (k < 0 || nthr > n || nthr > len || (n && !nthr)) return -1;
     p += k;
-    decwork *W = malloc(sizeof *W);
-    thr *T = malloc((nthr + 1) * sizeof *T);
-    hent *heap = malloc((nthr + 1) * sizeof *heap);
+    if (nthr + 1 > X->cap) {
+        size_t cap = (size_t)nthr + 1 + X->cap;
+        thr *nt = realloc(X->T, cap * sizeof *nt);
+        if (nt) X->T = nt;
+        hent *nh = realloc(X->heap, cap * sizeof *nh);
+        if (nh) X->heap = nh;
+        if (!nt || !nh) return -1;
+        X->cap = cap;
+    }
+    decwork *W = &X->W;
+    thr *T = X->T;
+    hent *heap = X->heap;
     int rc = -1;
-    if (!W || !T || !heap) goto out0;
-    tdx_rans_dec_init(&W->d);
-    W->M.gt = NULL;
-    for (int i = 0; i < 2 * NT; i++) W->M.stk[i].v = NULL;
     int64_t pm = 0;
     for (uint64_t j = 0; j < nthr; j++) {
         if ((k = tdx_uvarint(p, end, &v)) < 0) goto out;
@@ -1069,11 +1110,5 @@ int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
     if (!tdx_rans_dec_ok(d)) goto out;
     rc = 0;
 out:
-    model_free(&W->M);
-    tdx_rans_dec_free(&W->d);
-out0:
-    free(W);
-    free(T);
-    free(heap);
     return rc;
 }

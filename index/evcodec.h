@@ -48,8 +48,15 @@ const char *tdx_evcodec_field_name(int f);
  * Returns 0 or -1 (OOM). */
 int tdx_evenc_block(tdx_evenc *enc, const tdx_event *events, size_t n, tdx_buf *out);
 
-/* Decodes one block of `len` bytes holding `n` events into out[0..n). Returns 0, or -1 when the
- * block is malformed or memory runs out (never reads out of bounds). */
-int tdx_evdec_block(const uint8_t *p, size_t len, size_t n, tdx_event *out);
+/* A decoder's working memory (rANS tables, model state), kept from one block to the next: a
+ * fresh one per block costs its allocations and their page faults every time. One user at a time. */
+typedef struct tdx_evdec tdx_evdec;
+tdx_evdec *tdx_evdec_new(void); /* NULL when out of memory */
+void tdx_evdec_free(tdx_evdec *d);
+
+/* Decodes one block of `len` bytes holding `n` events into out[0..n), with d's memory (d NULL: a
+ * temporary one). Returns 0, or -1 when the block is malformed or memory runs out (never reads
+ * out of bounds). */
+int tdx_evdec_block(tdx_evdec *d, const uint8_t *p, size_t len, size_t n, tdx_event *out);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct slot {
 
 struct tdx_evpipe {
     const tdx_index *ix;
+    tdx_evdec *dec; /* the decoding side's (one side decodes at a time) */
     size_t first, last;
     slot s[SLOTS];
     bool threaded;
@@ -36,7 +37,7 @@ struct tdx_evpipe {
 
 static void decode(tdx_evpipe *p, size_t k) {
     slot *s = &p->s[k % SLOTS];
-    s->rc = tdx_index_read_block(p->ix, p->first + k, s->ev, &s->n, &s->err);
+    s->rc = tdx_index_read_block(p->ix, p->dec, p->first + k, s->ev, &s->n, &s->err);
 }
 
 static void *reader(void *arg) {
@@ -66,6 +67,10 @@ tdx_evpipe *tdx_evpipe_start(const tdx_index *ix, size_t first, size_t last) {
     p->first = first;
     p->last = last > first ? last : first;
     size_t total = p->last - p->first, nslots = total < SLOTS ? total : SLOTS;
+    if (total && !(p->dec = tdx_evdec_new())) {
+        free(p);
+        return NULL;
+    }
     for (size_t i = 0; i < nslots; i++)
         if (!(p->s[i].ev = malloc(TDX_EVBLOCK_EVENTS * sizeof *p->s[i].ev))) {
             tdx_evpipe_stop(p);
@@ -119,5 +124,6 @@ void tdx_evpipe_stop(tdx_evpipe *p) {
         pthread_mutex_destroy(&p->mu);
     }
     for (int i = 0; i < SLOTS; i++) free(p->s[i].ev);
+    tdx_evdec_free(p->dec);
     free(p);
 }

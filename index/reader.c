@@ -319,7 +319,8 @@ int64_t tdx_index_block_last_time(const tdx_index *ix, size_t b) {
     return (int64_t)tdx_rd64(ix->evdir + b * D_SIZE + D_LAST_TIME);
 }
 
-int tdx_index_read_block(const tdx_index *ix, size_t b, tdx_event *out, size_t *n, tdx_err *err) {
+int tdx_index_read_block(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t *n,
+                         tdx_err *err) {
     if (b >= ix->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no event block %zu", b);
     const uint8_t *d = ix->evdir + b * D_SIZE;
     uint64_t off = ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(d + D_OFFSET);
@@ -328,7 +329,7 @@ int tdx_index_read_block(const tdx_index *ix, size_t b, tdx_event *out, size_t *
     char what[64];
     snprintf(what, sizeof what, "event block %zu", b);
     if (XXH3_64bits(p, len) != tdx_rd64(d + D_HASH)) return corrupt(err, off, what);
-    if (tdx_evdec_block(p, len, ne, out)) return corrupt(err, off, what);
+    if (tdx_evdec_block(dec, p, len, ne, out)) return corrupt(err, off, what);
     uint64_t nstr = ix->tabs.strings.n, nstk = ix->tabs.stacks.n;
     for (uint32_t i = 0; i < ne; i++)
         if (out[i].stack >= nstk || out[i].tstack >= nstk || out[i].str[0] >= nstr ||
@@ -431,12 +432,13 @@ int tdx_index_verify(tdx_index *ix, tdx_err *err) {
         if (!p || tdx_sumindex_verify(p, (size_t)len, ix->sec[TDX_SEC_SUMMARY].off, err)) return -1;
     }
     tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
-    if (!buf) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    int rc = 0;
+    tdx_evdec *dec = tdx_evdec_new();
+    int rc = buf && dec ? 0 : tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     for (size_t b = 0; b < ix->nblocks && !rc; b++) {
         size_t n;
-        rc = tdx_index_read_block(ix, b, buf, &n, err);
+        rc = tdx_index_read_block(ix, dec, b, buf, &n, err);
     }
+    tdx_evdec_free(dec);
     free(buf);
     return rc;
 }

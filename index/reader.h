@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/event.h"
 #include "core/gen.h"
+#include "index/evcodec.h"
 #include "index/strpack.h"
 #include "format.h"
 
@@ -69,7 +70,8 @@ int64_t tdx_index_block_last_time(const tdx_index *ix, size_t b);
 
 /* Decodes block b (checking its checksum and every id it holds) into out, which must hold
  * TDX_EVBLOCK_EVENTS events; *n gets the count. */
-int tdx_index_read_block(const tdx_index *ix, size_t b, tdx_event *out, size_t *n, tdx_err *err);
+int tdx_index_read_block(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t *n,
+                         tdx_err *err);
 
 /* The first block whose last event is at or after time t (nblocks if none). */
 size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t);

@@ -125,6 +125,7 @@ typedef struct worker {
     uint64_t nck;
     uint64_t every; /* events between checkpoints (the same for the worker's views) */
     tdx_buf scratch, blockbuf;
+    tdx_evdec *dec; /* for the blocks this worker decodes */
     tdx_scratch file; /* the scratch file of blobs */
     uint64_t state_bytes;
     tdx_err err;
@@ -469,7 +470,7 @@ static int get_block(worker *w, size_t bi, tdx_event *own, const tdx_event **evs
     ring *r = w->ring;
     if (!r) {
         *evs = own;
-        if (!tdx_iwriter_read_block(w->sh->iw, bi, &w->blockbuf, own, n, &w->err)) return 0;
+        if (!tdx_iwriter_read_block(w->sh->iw, w->dec, bi, &w->blockbuf, own, n, &w->err)) return 0;
         w->failed = 1;
         return -1;
     }
@@ -494,7 +495,7 @@ static int get_block(worker *w, size_t bi, tdx_event *own, const tdx_event **evs
         *n = r->n[s];
         return 0;
     }
-    if (tdx_iwriter_read_block(w->sh->iw, bi, &w->blockbuf, r->slot[s], n, &w->err)) {
+    if (tdx_iwriter_read_block(w->sh->iw, w->dec, bi, &w->blockbuf, r->slot[s], n, &w->err)) {
         w->failed = 1;
         ring_stop(r);
         return -1;
@@ -568,6 +569,7 @@ static void worker_free(worker *w) {
     idset_free(&w->dead);
     tdx_vec_free(&w->scratch);
     tdx_vec_free(&w->blockbuf);
+    tdx_evdec_free(w->dec);
     tdx_scratch_close(&w->file);
 }
 
@@ -576,6 +578,7 @@ static int worker_init(worker *w, shared *sh, int index) {
     w->sh = sh;
     w->index = index;
     w->file.fd = -1;
+    if (!(w->dec = tdx_evdec_new())) return oom(w);
     static const int views[NWORKERS][2] = {{TDX_VIEW_PROC, -1},
                                            {TDX_VIEW_THREAD, TDX_VIEW_GOROUTINE}};
     for (int i = 0; i < 2 && views[index][i] >= 0; i++) {

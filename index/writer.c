@@ -443,7 +443,8 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
     return g;
 }
 
-int tdx_iwriter_read_block(const tdx_iwriter *w, size_t b, tdx_buf *buf, tdx_event *out, size_t *n,
+int tdx_iwriter_read_block(const tdx_iwriter *w, tdx_evdec *dec, size_t b, tdx_buf *buf,
+                           tdx_event *out, size_t *n,
                            tdx_err *err) {
     if (b >= w->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no block %zu", b);
     const uint8_t *d = w->evdir.v + b * D_SIZE;
@@ -458,7 +459,7 @@ int tdx_iwriter_read_block(const tdx_iwriter *w, size_t b, tdx_buf *buf, tdx_eve
             return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot read back the index being built");
         got += (size_t)k;
     }
-    if (tdx_evdec_block(buf->v, len, ne, out))
+    if (tdx_evdec_block(dec, buf->v, len, ne, out))
         return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
                         "internal error: an event block does not decode");
     *n = ne;

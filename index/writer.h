@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/event.h"
 #include "core/gen.h"
+#include "index/evcodec.h"
 
 typedef struct tdx_iwriter tdx_iwriter;
 
@@ -36,10 +37,10 @@ uint64_t tdx_iwriter_nevents(const tdx_iwriter *w);
 size_t tdx_iwriter_nblocks(const tdx_iwriter *w);
 /* The global tables in the shape of a generation's tables (the ids events carry). */
 const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w);
-/* Reads event block b back (out holds TDX_EVBLOCK_EVENTS events); buf is the caller's scratch
- * space for the encoded bytes, so several threads may read at once. */
-int tdx_iwriter_read_block(const tdx_iwriter *w, size_t b, tdx_buf *buf, tdx_event *out, size_t *n,
-                           tdx_err *err);
+/* Reads event block b back (out holds TDX_EVBLOCK_EVENTS events); buf and dec are the caller's
+ * scratch space (encoded bytes, decoder), so several threads may read at once. */
+int tdx_iwriter_read_block(const tdx_iwriter *w, tdx_evdec *dec, size_t b, tdx_buf *buf,
+                           tdx_event *out, size_t *n, tdx_err *err);
 /* The global string ids of stop-the-world kinds (the viewer names those ranges after them). */
 void tdx_iwriter_stw_strings(const tdx_iwriter *w, const uint32_t **ids, size_t *n);
 /* The path of the temporary file being written (scratch files go beside it). */

@@ -210,13 +210,15 @@ static int dump_index_events(const char *path, printer *pr) {
         return TDX_EXIT_FAIL;
     }
     tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
-    int rc = buf ? 0 : -1;
+    tdx_evdec *dec = tdx_evdec_new();
+    int rc = buf && dec ? 0 : -1;
     for (size_t b = 0; b < ix.nblocks && !rc; b++) {
         size_t n;
-        if ((rc = tdx_index_read_block(&ix, b, buf, &n, &err))) break;
+        if ((rc = tdx_index_read_block(&ix, dec, b, buf, &n, &err))) break;
         for (size_t i = 0; i < n && !rc; i++) rc = print_event(pr, &buf[i], &ix.tabs);
     }
     if (!rc) rc = tdx_index_strings_ok(&ix, &err);
+    tdx_evdec_free(dec);
     free(buf);
     int failed = print_flush(pr);
     if (rc && err.kind != TDX_OK)

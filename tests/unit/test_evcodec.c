@@ -93,12 +93,23 @@ static int ev_eq(const tdx_event *a, const tdx_event *b) {
            a->has_tstack == b->has_tstack && a->res == b->res && a->sync_nsec == b->sync_nsec;
 }
 
-/* Decodes from an exact-size heap copy. */
+/* A decoder kept across every block this file decodes (good, damaged, any size), as a query's
+ * pipe keeps one: each decode through it must equal a fresh decoder's. */
+static tdx_evdec *reused;
+
+/* Decodes from an exact-size heap copy, with a fresh decoder and with the reused one. */
 static int decode_guarded(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
     uint8_t *buf = malloc(len ? len : 1);
-    cr_assert_not_null(buf);
+    tdx_event *again = calloc(n + 1, sizeof *again);
+    cr_assert(buf && again);
     memcpy(buf, p, len);
-    int rc = tdx_evdec_block(buf, len, n, out);
+    int rc = tdx_evdec_block(NULL, buf, len, n, out);
+    if (!reused) reused = tdx_evdec_new();
+    cr_assert_not_null(reused);
+    cr_assert_eq(tdx_evdec_block(reused, buf, len, n, again), rc, "a reused decoder disagrees");
+    for (size_t i = 0; i < n && rc == 0; i++)
+        cr_assert(ev_eq(&out[i], &again[i]), "event %zu differs with a reused decoder", i);
+    free(again);
     free(buf);
     return rc;
 }
