@@ -95,8 +95,8 @@ static int load_dir(qctx *q, int view) {
     q->dir = tdx_index_section(q->ix, kind, &len, q->err);
     if (!q->dir) return -1;
     q->dir_off = q->ix->sec[kind].off;
-    const char *what = q->dir_what;
     snprintf(q->dir_what, sizeof q->dir_what, "section %s", tdx_section_name(kind));
+    const char *what = q->dir_what;
     if (len < VH_SIZE) return damaged(q, q->dir_off, what);
     q->nck = tdx_rd64(q->dir + VH_NCKPT);
     if (tdx_rd64(q->dir + VH_VIEW) != (uint64_t)view || q->nck == 0 ||

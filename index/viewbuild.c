@@ -123,7 +123,8 @@ typedef struct worker {
     int64_t t0, tk; /* first event's time; the current interval's start (elapsed) */
     uint64_t k;     /* the current interval */
     uint64_t nck;
-    uint64_t every; /* events between checkpoints (the same for the worker's views) */
+    uint64_t every; /* events between checkpoints (its views' intervals are equal: the thread
+                       and goroutine views share a worker and a default) */
     tdx_buf scratch, blockbuf;
     tdx_evdec *dec; /* for the blocks this worker decodes */
     tdx_scratch file; /* the scratch file of blobs */
