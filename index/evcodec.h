@@ -49,7 +49,8 @@ const char *tdx_evcodec_field_name(int f);
 int tdx_evenc_block(tdx_evenc *enc, const tdx_event *events, size_t n, tdx_buf *out);
 
 /* A decoder's working memory (rANS tables, model state), kept from one block to the next: a
- * fresh one per block costs its allocations and their page faults every time. One user at a time. */
+ * fresh one per block costs its allocations and their page faults every time. One user at a time.
+ */
 typedef struct tdx_evdec tdx_evdec;
 tdx_evdec *tdx_evdec_new(void); /* NULL when out of memory */
 void tdx_evdec_free(tdx_evdec *d);

@@ -168,8 +168,7 @@ static tdx_evpipe *start_pipe(qctx *q, const replay *r) {
 }
 
 /* Feeds events [from, to) from the pipe to the generator. 0, -1 (err set) or -2 (generator). */
-static int run_replay(qctx *q, tdx_evpipe *pipe, tdx_viewgen *vg, replay *r,
-                      tdx_query_stats *st) {
+static int run_replay(qctx *q, tdx_evpipe *pipe, tdx_viewgen *vg, replay *r, tdx_query_stats *st) {
     tdx_index *ix = q->ix;
     if (r->from >= r->to || r->from >= ix->meta[M_EVENTS]) return 0;
     size_t b = tdx_index_block_of_event(ix, r->from);

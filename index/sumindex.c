@@ -48,16 +48,19 @@ enum { DE_KEY = 0, DE_OFF = 8, DE_LEN = 16, DE_CHECK = 20, DE_HASH = 24, DE_SIZE
 
 /* Field contexts: every value in a block is coded (rANS, index/rans.h) with the table of its
  * field, so each field costs its own entropy instead of a whole varint. */
+/* clang-format off */
 enum {
     F_KEY,
-    F_S_NAME, F_S_A, F_S_B,
-    F_G_FLAGS, F_G_SHAPE, F_G_CREATE, F_G_START, F_G_END,
-    F_E_COUNT, F_E_FIRST, F_E_GAP,
-    F_T_FLAGS, F_T_NCHILD, F_T_SHAPE, F_T_START, F_T_SG, F_T_END, F_T_EG, F_T_PARENT, F_T_CHILD,
-    F_X_GRAN, F_X_NLOGS, F_X_LOGT, F_X_LOGG, F_X_NG, F_X_G, F_X_NR,
-    F_R_FLAGS, F_R_REF, F_R_SHAPE, F_R_START, F_R_END, F_R_G, F_R_EG,
+    F_S_NAME, F_S_A, F_S_B,                                    /* shapes */
+    F_G_FLAGS, F_G_SHAPE, F_G_CREATE, F_G_START, F_G_END,      /* GOROUTINES */
+    F_E_COUNT, F_E_FIRST, F_E_GAP,                             /* EDGES */
+    F_T_FLAGS, F_T_NCHILD, F_T_SHAPE, F_T_START, F_T_SG, F_T_END, F_T_EG, F_T_PARENT,
+    F_T_CHILD,                                                 /* TASKS */
+    F_X_GRAN, F_X_NLOGS, F_X_LOGT, F_X_LOGG, F_X_NG, F_X_G, F_X_NR, /* TASKX */
+    F_R_FLAGS, F_R_REF, F_R_SHAPE, F_R_START, F_R_END, F_R_G, F_R_EG, /* its regions */
     F_COUNT
 };
+/* clang-format on */
 
 static bool dense(int t) {
     return t >= T_GSHAPES;
@@ -448,7 +451,8 @@ static bool write_taskx(sumw *w, tabw *xw, const tdx_sumfold *t, int64_t gran) {
             tw_u(xw, F_R_SHAPE, shapes_rank(&w->rsh, ev_shape(r->name, &r->start, &r->end)));
         }
         if (sp) exact &= put_time(xw, F_R_START, tdx_wsub(r->start.time, pt), gran);
-        if (ep) exact &= put_time(xw, F_R_END, tdx_wsub(r->end.time, sp ? r->start.time : pt), gran);
+        if (ep)
+            exact &= put_time(xw, F_R_END, tdx_wsub(r->end.time, sp ? r->start.time : pt), gran);
         if ((sp || ep) && !ref && xw) tw_i(xw, F_R_G, tdx_wsub(g, pg));
         if (gd && xw) tw_i(xw, F_R_EG, tdx_wsub(r->end.g, r->start.g));
         if (sp || ep) {
@@ -828,8 +832,10 @@ static int shape_block(rd *r, int ti, uint64_t b, uint32_t *slot) {
         s.a = cu32(&c, F_S_A, ti == T_GSHAPES ? 1 : r->nnodes);
         s.b = cu(&c, F_S_B);
         if (ti != T_GSHAPES && s.b >= r->nnodes) c.bad = true;
-        if (c.bad) rc = corrupt(r, c.at);
-        else if (tdx_vec_push(&r->shapes, s)) rc = nomem(r);
+        if (c.bad)
+            rc = corrupt(r, c.at);
+        else if (tdx_vec_push(&r->shapes, s))
+            rc = nomem(r);
     }
     c.left = 0;
     if (!rc && !cur_done(&c)) rc = corrupt(r, c.at);

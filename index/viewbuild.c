@@ -97,7 +97,7 @@ typedef struct shared {
     const tdx_gen *tabs;
     tdx_vgstore store;
     const tdx_viewbuild_opts *opts;
-    uint64_t every[NVIEWS]; /* events between a view's checkpoints */
+    uint64_t every[NVIEWS];      /* events between a view's checkpoints */
     const tdx_hmap *resurrected; /* ids that come back after ending: never forgotten */
     uint64_t total;
     pthread_mutex_t progress_mu;
@@ -126,7 +126,7 @@ typedef struct worker {
     uint64_t every; /* events between checkpoints (its views' intervals are equal: the thread
                        and goroutine views share a worker and a default) */
     tdx_buf scratch, blockbuf;
-    tdx_evdec *dec; /* for the blocks this worker decodes */
+    tdx_evdec *dec;   /* for the blocks this worker decodes */
     tdx_scratch file; /* the scratch file of blobs */
     uint64_t state_bytes;
     tdx_err err;
@@ -816,7 +816,7 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
     sh.iw = iw;
     sh.opts = o;
     for (int i = 0; i < NVIEWS; i++)
-        sh.every[i] = o->ckpt_events             ? o->ckpt_events
+        sh.every[i] = o->ckpt_events       ? o->ckpt_events
                       : i == TDX_VIEW_PROC ? TDX_CKPT_EVENTS_PROC
                                            : TDX_CKPT_EVENTS_OTHER;
     sh.total = tdx_iwriter_nevents(iw);

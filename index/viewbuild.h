@@ -26,10 +26,10 @@ typedef struct tdx_viewbuild_opts {
 
 typedef struct tdx_viewbuild_stats {
     uint64_t checkpoints[3]; /* per view */
-    uint64_t items[3];    /* long items per view */
-    uint64_t ranges;      /* split ranges */
-    uint64_t state_bytes; /* checkpoint states, all views */
-    uint64_t reruns;      /* passes redone because a goroutine id came back after it ended */
+    uint64_t items[3];       /* long items per view */
+    uint64_t ranges;         /* split ranges */
+    uint64_t state_bytes;    /* checkpoint states, all views */
+    uint64_t reruns;         /* passes redone because a goroutine id came back after it ended */
 } tdx_viewbuild_stats;
 
 /* Runs the phase over the events w has written and appends the view sections (VIEWDATA, the

@@ -46,7 +46,7 @@ typedef struct tdx_vgstore {
      * until something adds a node; nodes then holds only the root. */
     const uint8_t *node_recs;
     size_t nnodes_recs;
-    uint32_t *node_slots;      /* open addressing: node index, 0 = free */
+    uint32_t *node_slots; /* open addressing: node index, 0 = free */
     size_t node_mask;
     TDX_VEC(uint32_t) stack_node; /* identity tables' stack id -> node */
     int oom;

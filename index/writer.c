@@ -444,8 +444,7 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
 }
 
 int tdx_iwriter_read_block(const tdx_iwriter *w, tdx_evdec *dec, size_t b, tdx_buf *buf,
-                           tdx_event *out, size_t *n,
-                           tdx_err *err) {
+                           tdx_event *out, size_t *n, tdx_err *err) {
     if (b >= w->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no block %zu", b);
     const uint8_t *d = w->evdir.v + b * D_SIZE;
     uint64_t off = w->events_off + tdx_rd64(d + D_OFFSET);

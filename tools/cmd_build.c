@@ -190,11 +190,12 @@ int cmd_build(int argc, char **argv) {
     if (verbose)
         fprintf(stderr,
                 "traceidx: views: %" PRIu64 "/%" PRIu64 "/%" PRIu64
-                " checkpoints (%.1f MB of state), long items %" PRIu64 "/%" PRIu64 "/%" PRIu64 " (proc/thread/goroutine), "
+                " checkpoints (%.1f MB of state), long items %" PRIu64 "/%" PRIu64 "/%" PRIu64
+                " (proc/thread/goroutine), "
                 "%" PRIu64 " split range%s%s\n",
-                vs.checkpoints[0], vs.checkpoints[1], vs.checkpoints[2], (double)vs.state_bytes / 1e6, vs.items[0], vs.items[1], vs.items[2],
-                vs.ranges, vs.ranges == 1 ? "" : "s",
-                vs.reruns ? " (redone: a goroutine id was reused)" : "");
+                vs.checkpoints[0], vs.checkpoints[1], vs.checkpoints[2],
+                (double)vs.state_bytes / 1e6, vs.items[0], vs.items[1], vs.items[2], vs.ranges,
+                vs.ranges == 1 ? "" : "s", vs.reruns ? " (redone: a goroutine id was reused)" : "");
     if (verbose)
         fprintf(stderr, "traceidx: views built in %.2f s (peak RSS %.0f MiB)\n", cli_now() - t1,
                 cli_peak_rss_mib());
