@@ -151,14 +151,15 @@ typedef struct replay {
     bool counters_due;
     int64_t counters_at;
     int64_t t0;
+    size_t block; /* the block holding event `from` (start_pipe sets it) */
 } replay;
 
 /* The blocks holding events [from, to), decoded ahead on the pipe's thread from now on. */
-static tdx_evpipe *start_pipe(qctx *q, const replay *r) {
+static tdx_evpipe *start_pipe(qctx *q, replay *r) {
     tdx_index *ix = q->ix;
     size_t b = 0, last = 0;
     if (r->from < r->to && r->from < ix->meta[M_EVENTS]) {
-        b = tdx_index_block_of_event(ix, r->from);
+        b = r->block = tdx_index_block_of_event(ix, r->from);
         last = tdx_index_block_of_event(ix, r->to - 1) + 1;
         if (last > ix->nblocks) last = ix->nblocks;
     }
@@ -171,7 +172,7 @@ static tdx_evpipe *start_pipe(qctx *q, const replay *r) {
 static int run_replay(qctx *q, tdx_evpipe *pipe, tdx_viewgen *vg, replay *r, tdx_query_stats *st) {
     tdx_index *ix = q->ix;
     if (r->from >= r->to || r->from >= ix->meta[M_EVENTS]) return 0;
-    size_t b = tdx_index_block_of_event(ix, r->from);
+    size_t b = r->block;
     uint64_t idx = r->from;
     int rc = 0;
     const tdx_event *evs;

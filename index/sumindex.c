@@ -20,6 +20,7 @@
 #include <xxhash.h>
 
 #include "core/hmap.h"
+#include "core/varint.h"
 #include "index/format.h"
 #include "index/rans.h"
 #include "index/scratch.h"
@@ -100,6 +101,7 @@ typedef struct tabw {
     tdx_err *err_out;
     tdx_rans_enc enc; /* the open block's values */
     uint64_t ntok;    /* how many */
+    size_t room;      /* values the encoder has room for (TW_BATCH at a time) */
     size_t raw;       /* and their size as varints (what closes a block) */
     uint32_t nin;     /* its records (0: no block open) */
     uint64_t key, prev;
@@ -107,6 +109,7 @@ typedef struct tabw {
 } tabw;
 
 #define FLUSH_AT (1u << 20)
+#define TW_BATCH ((size_t)4096)
 
 static void tw_close(tabw *w) {
     if (!w->nin) return;
@@ -142,13 +145,18 @@ static void tw_close(tabw *w) {
 
 static void tw_u(tabw *w, int f, uint64_t v) {
     if (w->err) return;
-    if (tdx_rans_enc_reserve(&w->enc, 1, 64)) {
-        w->err = 1;
-        return;
+    /* Room for values is made a batch at a time, not per value. */
+    if (!w->room) {
+        if (tdx_rans_enc_reserve(&w->enc, TW_BATCH, TW_BATCH * 64)) {
+            w->err = 1;
+            return;
+        }
+        w->room = TW_BATCH;
     }
+    w->room--;
     tdx_rans_put_uint(&w->enc, f & 3, (uint32_t)f, v);
     w->ntok++;
-    w->raw += (size_t)(64 - __builtin_clzll(v | 1) + 6) / 7;
+    w->raw += (size_t)tdx_uvarint_len(v);
 }
 static void tw_i(tabw *w, int f, int64_t v) {
     tw_u(w, f, tdx_zigzag(v));
@@ -161,6 +169,7 @@ static bool tw_record(tabw *w, uint64_t key) {
     bool fresh = w->nin == 0;
     if (fresh) {
         if (!w->err && tdx_rans_enc_reset(&w->enc, F_COUNT)) w->err = 1;
+        w->room = 0;
         w->key = key;
         w->ntok = 0;
         w->raw = 0;

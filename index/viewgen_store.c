@@ -223,10 +223,9 @@ int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g) {
 }
 
 /* Layout: "TDXVS3", uvarint identity strings, own strings, nodes, identity stacks; the own
- * strings (uvarint length + bytes); then fixed little-endian records, so a query loads them with
- * a copy: per node (from 1) u64 pc, u64 line, u32 parent, u32 func; per identity stack (from 1)
- * u32 node. */
-enum { NODE_REC = 24 };
+ * strings (uvarint length + bytes); then fixed little-endian records, so a query reads the nodes
+ * where they are: per node (from 1) TDX_VGNODE_REC bytes; per identity stack (from 1) u32 node.
+ */
 
 int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out) {
     int rc = tdx_buf_append(out, "TDXVS3", 6) || tdx_ser_u(out, s->nident) ||
@@ -234,7 +233,8 @@ int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out) {
              tdx_ser_u(out, tdx_vgstore_nnodes(s)) || tdx_ser_u(out, s->stack_node.n);
     for (size_t i = s->nident ? s->nident : 1; i < s->strs.n && !rc; i++)
         rc = tdx_ser_bytes(out, s->strs.v[i].p, s->strs.v[i].n);
-    if (rc || tdx_vec_reserve(out, out->n + (tdx_vgstore_nnodes(s) + s->stack_node.n) * NODE_REC))
+    if (rc ||
+        tdx_vec_reserve(out, out->n + (tdx_vgstore_nnodes(s) + s->stack_node.n) * TDX_VGNODE_REC))
         return -1;
     for (size_t k = 1; k < tdx_vgstore_nnodes(s); k++) {
         tdx_vgnode nd = tdx_vgstore_node(s, (uint32_t)k);
@@ -243,7 +243,7 @@ int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out) {
         tdx_le64(r + 8, nd.line);
         tdx_le32(r + 16, nd.parent);
         tdx_le32(r + 20, nd.func);
-        out->n += NODE_REC;
+        out->n += TDX_VGNODE_REC;
     }
     for (size_t k = 1; k < s->stack_node.n; k++) {
         tdx_le32(out->v + out->n, s->stack_node.v[k]);
@@ -261,7 +261,7 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
     uint64_t nid = tdx_deser_u(&d), nown = tdx_deser_u(&d), nnodes = tdx_deser_u(&d);
     uint64_t nstk = tdx_deser_u(&d);
     if (nid && (!ident || ident->strings.n != nid || ident->stacks.n != nstk)) d.bad = 1;
-    if (nown > n || nnodes == 0 || nnodes > n / NODE_REC + 1 || nstk > n / 4 + 1) d.bad = 1;
+    if (nown > n || nnodes == 0 || nnodes > n / TDX_VGNODE_REC + 1 || nstk > n / 4 + 1) d.bad = 1;
     if (!d.bad && nid) {
         if (tdx_vec_reserve(&s->strs, nid)) goto oom;
         /* identity strings are read through ident (unpacked on demand), never from strs */
@@ -277,13 +277,13 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
         if (!d.bad && (len == 0 || tdx_vgstore_intern(s, q, len) != base + i)) d.bad = 1;
     }
     uint64_t nstr = s->strs.n;
-    size_t fixed = (size_t)(nnodes - 1) * NODE_REC + (size_t)(nstk ? nstk - 1 : 0) * 4;
+    size_t fixed = (size_t)(nnodes - 1) * TDX_VGNODE_REC + (size_t)(nstk ? nstk - 1 : 0) * 4;
     if (!d.bad && (size_t)(d.end - d.p) != fixed) d.bad = 1;
     if (!d.bad && tdx_vec_reserve(&s->stack_node, nstk + 1)) goto oom;
     /* The nodes stay where they are (the index's mapping outlives the store), checked once. */
     s->node_recs = d.p;
     s->nnodes_recs = (size_t)nnodes;
-    for (uint64_t k = 1; k < nnodes && !d.bad; k++, d.p += NODE_REC)
+    for (uint64_t k = 1; k < nnodes && !d.bad; k++, d.p += TDX_VGNODE_REC)
         if (tdx_rd32(d.p + 16) >= k || tdx_rd32(d.p + 20) >= nstr) d.bad = 1;
     /* The node hash is rebuilt only if something adds nodes (queries look stacks up by id). */
     free(s->node_slots);

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/gen.h"
 #include "core/mem.h"
+#include "index/format.h"
 
 /* ---- the store ----
  *
@@ -42,8 +43,8 @@ typedef struct tdx_vgstore {
     uint32_t *str_slots;  /* open addressing over own strings: id + 1, 0 = free */
     size_t str_mask;
     TDX_VEC(tdx_vgnode) nodes; /* node 0 is the root (the empty stack) */
-    /* A loaded store reads nodes 1.. in place, from the index's records (NODE_REC bytes each),
-     * until something adds a node; nodes then holds only the root. */
+    /* A loaded store reads nodes 1.. in place, from the index's records (TDX_VGNODE_REC bytes
+     * each), until something adds a node; nodes then holds only the root. */
     const uint8_t *node_recs;
     size_t nnodes_recs;
     uint32_t *node_slots; /* open addressing: node index, 0 = free */
@@ -77,21 +78,12 @@ static inline size_t tdx_vgstore_nstrings(const tdx_vgstore *s) {
 /* The child of node `parent` for pc (created with func and line when new). */
 uint32_t tdx_vgstore_child(tdx_vgstore *s, uint32_t parent, uint64_t pc, uint32_t func,
                            uint64_t line);
+/* A saved node: u64 pc, u64 line, u32 parent, u32 func (little-endian). */
+enum { TDX_VGNODE_REC = 24 };
 static inline tdx_vgnode tdx_vgstore_node(const tdx_vgstore *s, uint32_t node) {
     if (!s->node_recs || node == 0) return s->nodes.v[node];
-    const uint8_t *r = s->node_recs + (size_t)(node - 1) * 24;
-    tdx_vgnode nd;
-    memcpy(&nd.pc, r, 8);
-    memcpy(&nd.line, r + 8, 8);
-    memcpy(&nd.parent, r + 16, 4);
-    memcpy(&nd.func, r + 20, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    nd.pc = __builtin_bswap64(nd.pc);
-    nd.line = __builtin_bswap64(nd.line);
-    nd.parent = __builtin_bswap32(nd.parent);
-    nd.func = __builtin_bswap32(nd.func);
-#endif
-    return nd;
+    const uint8_t *r = s->node_recs + (size_t)(node - 1) * TDX_VGNODE_REC;
+    return (tdx_vgnode){tdx_rd64(r), tdx_rd64(r + 8), tdx_rd32(r + 16), tdx_rd32(r + 20)};
 }
 static inline size_t tdx_vgstore_nnodes(const tdx_vgstore *s) {
     return s->node_recs ? s->nnodes_recs : s->nodes.n;

@@ -34,14 +34,27 @@ static void same_nodes(const tdx_vgstore *a, const tdx_vgstore *b) {
     }
 }
 
+/* fill()'s store a with n leaves, saved into *saved and reloaded into b. */
+static void saved_and_reloaded(tdx_vgstore *a, tdx_vgstore *b, uint32_t *leaf, size_t n,
+                               tdx_buf *saved) {
+    fill(a, leaf, n);
+    *saved = (tdx_buf){0};
+    cr_assert_eq(tdx_vgstore_save(a, saved), 0);
+    tdx_err err;
+    cr_assert_eq(tdx_vgstore_load(b, saved->v, saved->n, NULL, &err), 0, "%s", err.msg);
+}
+
+static void free_all(tdx_vgstore *a, tdx_vgstore *b, tdx_buf *saved) {
+    tdx_vgstore_free(b);
+    tdx_vgstore_free(a);
+    tdx_vec_free(saved);
+}
+
 Test(vgstore, reload_reads_nodes_in_place) {
     tdx_vgstore a, b;
     uint32_t leaf[24];
-    fill(&a, leaf, 24);
-    tdx_buf saved = {0};
-    cr_assert_eq(tdx_vgstore_save(&a, &saved), 0);
-    tdx_err err;
-    cr_assert_eq(tdx_vgstore_load(&b, saved.v, saved.n, NULL, &err), 0, "%s", err.msg);
+    tdx_buf saved;
+    saved_and_reloaded(&a, &b, leaf, 24, &saved);
     cr_expect_not_null(b.node_recs, "the nodes are read from the saved bytes");
     cr_expect_eq(b.nodes.n, 1, "only the root is copied");
     same_nodes(&a, &b);
@@ -61,19 +74,14 @@ Test(vgstore, reload_reads_nodes_in_place) {
     cr_assert_eq(tdx_vgtree_frame(&t, id, NULL, NULL, &parent), 0, "name not asked for");
     cr_expect_eq(parent, 7);
     tdx_vgtree_free(&t);
-    tdx_vgstore_free(&b);
-    tdx_vgstore_free(&a);
-    tdx_vec_free(&saved);
+    free_all(&a, &b, &saved);
 }
 
 Test(vgstore, reloaded_store_grows_like_the_original) {
     tdx_vgstore a, b;
     uint32_t leaf[24];
-    fill(&a, leaf, 24);
-    tdx_buf saved = {0};
-    cr_assert_eq(tdx_vgstore_save(&a, &saved), 0);
-    tdx_err err;
-    cr_assert_eq(tdx_vgstore_load(&b, saved.v, saved.n, NULL, &err), 0, "%s", err.msg);
+    tdx_buf saved;
+    saved_and_reloaded(&a, &b, leaf, 24, &saved);
     /* An existing node is found again, a new one gets the next id in both stores. */
     tdx_vgnode n3 = tdx_vgstore_node(&a, leaf[3]);
     cr_expect_eq(tdx_vgstore_child(&b, n3.parent, n3.pc, n3.func, n3.line), leaf[3]);
@@ -84,9 +92,7 @@ Test(vgstore, reloaded_store_grows_like_the_original) {
     cr_expect_eq(nb, tdx_vgstore_nnodes(&a) - 1);
     cr_expect_eq(b.oom, 0);
     same_nodes(&a, &b);
-    tdx_vgstore_free(&b);
-    tdx_vgstore_free(&a);
-    tdx_vec_free(&saved);
+    free_all(&a, &b, &saved);
 }
 
 Test(vgstore, damaged_node_records_are_refused) {
