@@ -389,9 +389,11 @@ static int verify_view(tdx_index *ix, uint32_t kind, tdx_err *err) {
 }
 
 /* Decodes a GOROUTINES, PROCS or THREADS table: as many records as META counts, ids strictly
- * ascending (signed), each seen by an event, last time not before the first, nothing after.
+ * ascending (signed), each seen by an event, last time not before the first, nothing after;
+ * *events gets the sum of the records' event counts (the caller recounts them from the events).
  * (Nothing else reads these tables yet; first-seen deltas are not checked.) */
-static int verify_resources(tdx_index *ix, uint32_t kind, uint64_t want, tdx_err *err) {
+static int verify_resources(tdx_index *ix, uint32_t kind, uint64_t want, uint64_t *events,
+                            tdx_err *err) {
     uint64_t len;
     const uint8_t *p = tdx_index_section(ix, kind, &len, err);
     if (!p) return -1;
@@ -399,6 +401,7 @@ static int verify_resources(tdx_index *ix, uint32_t kind, uint64_t want, tdx_err
     snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
     if (len < 8 || tdx_rd64(p) != want) return corrupt(err, ix->sec[kind].off, what);
     const uint8_t *q = p + 8, *end = p + len;
+    *events = 0;
     for (uint64_t i = 0; i < want; i++) {
         uint64_t v[4];
         for (int k = 0; k < 4; k++) {
@@ -409,9 +412,20 @@ static int verify_resources(tdx_index *ix, uint32_t kind, uint64_t want, tdx_err
         int64_t did = tdx_unzigzag(v[0]);
         if ((i && did <= 0) || v[1] == 0 || tdx_unzigzag(v[3]) < 0)
             return corrupt(err, ix->sec[kind].off + (uint64_t)(q - p), what);
+        *events += v[1];
     }
     if (q != end) return corrupt(err, ix->sec[kind].off + (uint64_t)(q - p), what);
     return 0;
+}
+
+/* The events that name a goroutine, a proc and a thread (as the writer counts them: each id an
+ * event carries, and a state transition's resource when it is not the event's g or p). */
+static void count_resources(const tdx_event *e, uint64_t seen[3]) {
+    seen[0] += e->g >= 0;
+    seen[1] += e->p >= 0;
+    seen[2] += e->m >= 0;
+    if (e->kind == TDX_KIND_STATE_TRANSITION && e->res != e->g && e->res != e->p && e->res >= 0)
+        seen[e->res_kind == TDX_RES_PROC ? 1 : 0]++;
 }
 
 int tdx_index_verify(tdx_index *ix, tdx_err *err) {
@@ -420,10 +434,11 @@ int tdx_index_verify(tdx_index *ix, tdx_err *err) {
         if (ix->sec[k].present && !tdx_index_section(ix, k, &len, err)) return -1;
     }
     if (tdx_index_strings_all(ix, err)) return -1;
-    if (verify_resources(ix, TDX_SEC_GOROUTINES, ix->meta[M_GOROUTINES], err) ||
-        verify_resources(ix, TDX_SEC_PROCS, ix->meta[M_PROCS], err) ||
-        verify_resources(ix, TDX_SEC_THREADS, ix->meta[M_THREADS], err))
-        return -1;
+    static const uint32_t res_sec[3] = {TDX_SEC_GOROUTINES, TDX_SEC_PROCS, TDX_SEC_THREADS};
+    static const int res_meta[3] = {M_GOROUTINES, M_PROCS, M_THREADS};
+    uint64_t res_events[3], seen[3] = {0};
+    for (int i = 0; i < 3; i++)
+        if (verify_resources(ix, res_sec[i], ix->meta[res_meta[i]], &res_events[i], err)) return -1;
     for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE; k++)
         if (ix->sec[k].present && verify_view(ix, k, err)) return -1;
     if (ix->sec[TDX_SEC_SUMMARY].present) { /* blocked: it checks its own blocks */
@@ -437,9 +452,17 @@ int tdx_index_verify(tdx_index *ix, tdx_err *err) {
     for (size_t b = 0; b < ix->nblocks && !rc; b++) {
         size_t n;
         rc = tdx_index_read_block(ix, dec, b, buf, &n, err);
+        for (size_t i = 0; i < n && !rc; i++) count_resources(&buf[i], seen);
     }
     tdx_evdec_free(dec);
     free(buf);
+    for (int i = 0; i < 3 && !rc; i++)
+        if (seen[i] != res_events[i]) {
+            char what[64];
+            snprintf(what, sizeof what, "section %s (its event counts)",
+                     tdx_section_name(res_sec[i]));
+            rc = corrupt(err, ix->sec[res_sec[i]].off, what);
+        }
     return rc;
 }
 

@@ -90,6 +90,7 @@ typedef struct tdx_summary {
 } tdx_summary;
 
 int tdx_summary_init(tdx_summary *s, tdx_vgstore *store);
+/* Frees what s holds, leaving its scalars (t0, ...); safe to call again. */
 void tdx_summary_free(tdx_summary *s);
 /* Feeds every event the reader delivers, in order (as cmd/trace does while parsing). */
 int tdx_summary_event(tdx_summary *s, const tdx_event *e, const tdx_gen *g);

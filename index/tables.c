@@ -25,6 +25,15 @@ void tdx_tables_free(tdx_tables *t) {
     tdx_vec_free(&t->gen_stack);
 }
 
+void tdx_tables_seal(tdx_tables *t) {
+    tdx_hmap_free(&t->str_ids);
+    tdx_hmap_free(&t->frame_ids);
+    tdx_hmap_free(&t->stack_ids);
+    tdx_vec_free(&t->gen_str);
+    tdx_vec_free(&t->gen_stack);
+    t->gen = NULL;
+}
+
 uint32_t tdx_tables_nstrings(const tdx_tables *t) {
     return (uint32_t)t->str_off.n - 1;
 }

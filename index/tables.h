@@ -36,6 +36,8 @@ typedef struct tdx_tables {
 
 int tdx_tables_init(tdx_tables *t);
 void tdx_tables_free(tdx_tables *t);
+/* Frees the lookup maps once no string or stack will be added (the contents stay). */
+void tdx_tables_seal(tdx_tables *t);
 
 uint32_t tdx_tables_nstrings(const tdx_tables *t);
 uint32_t tdx_tables_nstacks(const tdx_tables *t);

@@ -65,14 +65,20 @@ typedef struct vview {
     bool finishing;
     tdx_jsplit *split;
     uint8_t hdr[VH_SIZE];
-    TDX_VEC(tdx_vgname) dropped; /* goroutine view: names of the goroutines forgotten */
+    /* goroutine view: names of the goroutines forgotten, by id (an external sort: one per
+     * goroutine that ended, so it grows with the trace) */
+    tdx_xsort *dropped;
     int err;
 } vview;
 
-/* A set of goroutine ids: a bitmap for the small dense ids real traces use, a hash above. */
+/* A set of goroutine ids: a bitmap over IDSET_DENSE ids from the first one added (ids are
+ * handed out in sequence, from 1 in Go's runtime, from wherever a generator starts), a hash for
+ * the rest. */
 typedef struct idset {
     uint64_t *bits;
     size_t nwords;
+    uint64_t base; /* the bitmap's first id (a multiple of 64) */
+    bool based;
     tdx_hmap big;
 } idset;
 
@@ -99,6 +105,7 @@ typedef struct shared {
     const tdx_viewbuild_opts *opts;
     uint64_t every[NVIEWS];      /* events between a view's checkpoints */
     const tdx_hmap *resurrected; /* ids that come back after ending: never forgotten */
+    size_t sort_budget;          /* memory of each external sort */
     uint64_t total;
     pthread_mutex_t progress_mu;
     uint64_t done[NWORKERS];
@@ -141,9 +148,18 @@ static int oom(worker *w) {
 
 /* ---- id sets ---- */
 
+static bool idset_dense(const idset *s, int64_t id) {
+    return id >= 0 && (uint64_t)id >= s->base && (uint64_t)id - s->base < IDSET_DENSE;
+}
+
 static int idset_add(idset *s, int64_t id) {
-    if (id >= 0 && (uint64_t)id < IDSET_DENSE) {
-        size_t w = (size_t)id >> 6;
+    if (!s->based && id >= 0) {
+        /* Go's ids start at 1: a base of 0 keeps their bitmap as before. */
+        s->base = (uint64_t)id < IDSET_DENSE ? 0 : (uint64_t)id & ~(uint64_t)63;
+        s->based = true;
+    }
+    if (idset_dense(s, id)) {
+        size_t w = (size_t)(((uint64_t)id - s->base) >> 6);
         if (w >= s->nwords) {
             size_t n = w + 1 + w / 2;
             uint64_t *nb = realloc(s->bits, n * sizeof *nb);
@@ -159,8 +175,8 @@ static int idset_add(idset *s, int64_t id) {
 }
 
 static bool idset_has(const idset *s, int64_t id) {
-    if (id >= 0 && (uint64_t)id < IDSET_DENSE) {
-        size_t w = (size_t)id >> 6;
+    if (s->based && idset_dense(s, id)) {
+        size_t w = (size_t)(((uint64_t)id - s->base) >> 6);
         return w < s->nwords && (s->bits[w] >> (id & 63) & 1);
     }
     return tdx_hmap_get(&s->big, (uint64_t)id) != TDX_HMAP_EMPTY;
@@ -292,6 +308,24 @@ static int checkpoint(worker *w, uint64_t idx, int64_t elapsed) {
     return 0;
 }
 
+#define NAME_KEY_SIGN (1ull << 63) /* signed ids sort as unsigned keys */
+
+/* Files a forgotten goroutine's lane name under its id (sorted when the names are written). */
+static int drop_name(worker *w, vview *v, const tdx_vgname *nm) {
+    if (!v->dropped &&
+        !(v->dropped = tdx_xsort_new(tdx_iwriter_temp_path(w->sh->iw), w->sh->sort_budget)))
+        return oom(w);
+    uint8_t p[9];
+    tdx_le32(p, nm->func);
+    tdx_le32(p + 4, nm->label);
+    p[8] = nm->named;
+    if (tdx_xsort_add(v->dropped, (uint64_t)nm->id ^ NAME_KEY_SIGN, 0, p, sizeof p, &w->err)) {
+        w->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
 /* Goroutines that exist: checkpoints keep them. An ended goroutine is forgotten by the
  * generators; an id coming back after it ended means the pass must be redone keeping that id
  * (Go's generator reuses the old state). Runs after the views saw the event. */
@@ -306,8 +340,8 @@ static int track(worker *w, const tdx_event *e) {
             tdx_vgname nm;
             vview *v = &w->v[i];
             if (tdx_viewgen_drop(v->vg, id, &nm) && v->view == TDX_VIEW_GOROUTINE &&
-                tdx_vec_push(&v->dropped, nm))
-                return oom(w);
+                drop_name(w, v, &nm))
+                return -1;
         }
         return 0;
     }
@@ -318,45 +352,54 @@ static int track(worker *w, const tdx_event *e) {
 
 /* ---- the final records ---- */
 
-static int cmp_name(const void *a, const void *b) {
-    int64_t x = ((const tdx_vgname *)a)->id, y = ((const tdx_vgname *)b)->id;
-    return x < y ? -1 : x > y;
-}
-
 /* The lane names of the goroutines the final state leaves out (forgotten or pruned). */
 static int names_blob(worker *w, vview *v, uint8_t *ref, uint64_t *count) {
     tdx_vgname *pr;
     size_t npr;
     if (tdx_viewgen_names(v->vg, keep_goroutine, w, &pr, &npr)) return oom(w);
     for (size_t i = 0; i < npr; i++)
-        if (tdx_vec_push(&v->dropped, pr[i])) {
+        if (drop_name(w, v, &pr[i])) {
             free(pr);
-            return oom(w);
+            return -1;
         }
     free(pr);
-    tdx_vgname *nm = v->dropped.v;
-    size_t n = v->dropped.n;
-    if (n) qsort(nm, n, sizeof *nm, cmp_name);
-    size_t ng = (n + TDX_NAMES_GROUP - 1) / TDX_NAMES_GROUP;
+    uint64_t n = v->dropped ? tdx_xsort_count(v->dropped) : 0;
+    if (n && tdx_xsort_rewind(v->dropped, &w->err)) {
+        w->failed = 1;
+        return -1;
+    }
+    uint64_t ng = (n + TDX_NAMES_GROUP - 1) / TDX_NAMES_GROUP;
     tdx_buf data = {0}, out = {0};
     uint8_t x[8];
-    int rc = 0;
+    int rc = 0, k = 1;
     tdx_le64(x, ng);
     rc |= tdx_buf_append(&out, x, 8);
-    for (size_t gi = 0; gi < ng && !rc; gi++) {
-        size_t a = gi * TDX_NAMES_GROUP, e = a + TDX_NAMES_GROUP < n ? a + TDX_NAMES_GROUP : n;
-        tdx_le64(x, (uint64_t)nm[a].id);
-        rc |= tdx_buf_append(&out, x, 8);
-        tdx_le64(x, data.n);
-        rc |= tdx_buf_append(&out, x, 8);
-        rc |= tdx_ser_u(&data, e - a);
-        int64_t prev = nm[a].id;
-        for (size_t i = a; i < e && !rc; i++) {
-            rc |= tdx_ser_i(&data, (int64_t)((uint64_t)nm[i].id - (uint64_t)prev));
-            prev = nm[i].id;
-            rc |= tdx_ser_u(&data, (uint64_t)nm[i].func << 1 | nm[i].named);
-            rc |= tdx_ser_u(&data, nm[i].label);
+    int64_t prev = 0;
+    uint64_t i = 0;
+    for (; i < n && !rc; i++) {
+        tdx_xrec r;
+        if ((k = tdx_xsort_next(v->dropped, &r, &w->err)) != 1 || r.n != 9) break;
+        int64_t id = (int64_t)(r.k1 ^ NAME_KEY_SIGN);
+        if (i % TDX_NAMES_GROUP == 0) { /* a group: its first id, its data offset, its size */
+            tdx_le64(x, (uint64_t)id);
+            rc |= tdx_buf_append(&out, x, 8);
+            tdx_le64(x, data.n);
+            rc |= tdx_buf_append(&out, x, 8);
+            rc |= tdx_ser_u(&data, n - i < TDX_NAMES_GROUP ? n - i : TDX_NAMES_GROUP);
+            prev = id;
         }
+        rc |= tdx_ser_i(&data, (int64_t)((uint64_t)id - (uint64_t)prev));
+        prev = id;
+        rc |= tdx_ser_u(&data, (uint64_t)tdx_rd32(r.p) << 1 | r.p[8]);
+        rc |= tdx_ser_u(&data, tdx_rd32(r.p + 4));
+    }
+    if (!rc && i != n) { /* the sort failed (err says why) or returned a bad record */
+        tdx_vec_free(&data);
+        tdx_vec_free(&out);
+        if (k >= 0)
+            tdx_errf(&w->err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: a lane name was lost");
+        w->failed = 1;
+        return -1;
     }
     rc |= tdx_buf_append(&out, data.v, data.n);
     tdx_vec_free(&data);
@@ -549,18 +592,26 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static void worker_free(worker *w) {
+/* Frees what the views held once their records are written. */
+static void views_free(worker *w) {
     for (int i = 0; i < w->nviews; i++) {
         vview *v = &w->v[i];
         tdx_viewgen_free(v->vg);
+        v->vg = NULL;
         tdx_vgtree_free(&v->tree);
         tdx_vec_free(&v->items);
         tdx_vec_free(&v->meta);
         tdx_vec_free(&v->pend);
         tdx_vec_free(&v->dir);
-        tdx_vec_free(&v->dropped);
+        tdx_xsort_free(v->dropped);
+        v->dropped = NULL;
     }
     if (w->has_split) tdx_jsplit_free(&w->split);
+    w->has_split = false;
+}
+
+static void worker_free(worker *w) {
+    views_free(w);
     if (w->summary) {
         tdx_summary_free(&w->sum);
         tdx_sumspill_free(&w->spill);
@@ -606,9 +657,7 @@ static int worker_init(worker *w, shared *sh, int index) {
             v->split = &w->split;
             w->summary = true;
             tdx_summary_init(&w->sum, &sh->store);
-            if (tdx_sumspill_init(&w->spill, tdx_iwriter_temp_path(sh->iw),
-                                  sh->opts->sort_budget ? sh->opts->sort_budget
-                                                        : TDX_SORT_BUDGET_DEFAULT))
+            if (tdx_sumspill_init(&w->spill, tdx_iwriter_temp_path(sh->iw), sh->sort_budget))
                 return oom(w);
         }
     }
@@ -723,11 +772,15 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     st->ranges = nr;
     if (rc) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_RANGES, r.v, r.n, err)) goto fail;
+    /* The generators' state is not needed any more: free it before the summary is sorted and
+     * coded, the phase's last peak. */
+    for (int wi = 0; wi < NWORKERS; wi++) views_free(&ws[wi]);
     /* SUMMARY is blocked: a query checks only the blocks it reads (index/sumindex.c). */
     r.n = 0;
     if (w0->sum.oom) goto oom;
-    if (tdx_sumspill_put_all(&w0->spill, &w0->sum, err) ||
-        tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
+    if (tdx_sumspill_put_all(&w0->spill, &w0->sum, err)) goto fail;
+    tdx_summary_free(&w0->sum); /* all of it is in the sorts now; the writer needs only t0 */
+    if (tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
         tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), put_stream, iw, err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
@@ -820,6 +873,7 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
                       : i == TDX_VIEW_PROC ? TDX_CKPT_EVENTS_PROC
                                            : TDX_CKPT_EVENTS_OTHER;
     sh.total = tdx_iwriter_nevents(iw);
+    sh.sort_budget = o->sort_budget ? o->sort_budget : TDX_SORT_BUDGET_DEFAULT;
     sh.tabs = tdx_iwriter_tables(iw);
     if (!sh.tabs) {
         *err = *tdx_iwriter_error(iw);

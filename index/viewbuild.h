@@ -12,12 +12,14 @@
 /* Events between checkpoints by default: denser in the proc view, the default of queries. */
 #define TDX_CKPT_EVENTS_PROC 32768
 #define TDX_CKPT_EVENTS_OTHER 131072
-#define TDX_SORT_BUDGET_DEFAULT ((size_t)16 << 20)
+/* Memory of each external sort (5 of them): 4 MiB was as fast as 16 on the 256 MiB bench trace
+ * (12.0 vs 12.2 s) and 22 MB lighter. */
+#define TDX_SORT_BUDGET_DEFAULT ((size_t)4 << 20)
 
 typedef struct tdx_viewbuild_opts {
     uint64_t ckpt_events; /* events between checkpoints, every view (0: the defaults above) */
     int jobs;             /* 1: one thread; more: the views are split over two threads */
-    size_t sort_budget;   /* bytes each of the summary's external sorts keeps in memory
+    size_t sort_budget;   /* bytes each of the phase's external sorts keeps in memory
                              (0: TDX_SORT_BUDGET_DEFAULT) */
     /* Progress, called every few blocks: events done and total. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total, uint64_t events);

@@ -14,6 +14,7 @@
 #include "core/spec.h"
 #include "core/varint.h"
 #include "evcodec.h"
+#include "extsort.h"
 #include "format.h"
 #include "strpack.h"
 #include "tables.h"
@@ -29,7 +30,16 @@ typedef struct resmap {
     TDX_VEC(res_rec) v;
     uint64_t last_id; /* the last id seen and its record + 1 (0: none): events of one */
     size_t last;      /* thread, proc or goroutine come in runs, so most lookups stop here */
+    /* Goroutines: at a generation's end the records move to an external sort (by id, then
+     * generation) and are folded at the end, so memory holds one generation's goroutines. */
+    tdx_xsort *spill;
+    uint64_t spills;
 } resmap;
+
+/* Records a generation may leave in a map before they move to its sort, and the sort's memory. */
+#define RES_SPILL_MIN 4096
+#define RES_SORT_BUDGET ((size_t)4 << 20)
+#define RES_KEY_SIGN (1ull << 63) /* ids sort as signed */
 
 typedef struct {
     tdx_buf tab; /* section table records */
@@ -77,6 +87,11 @@ struct tdx_iwriter {
     int64_t first_time, last_time, gen_first_time;
     uint64_t kinds[15];
     resmap gs, ps, ms;
+    /* After the events (tdx_iwriter_end_events): the goroutine, proc and thread sections encoded,
+     * their maps and the tables' lookup maps freed before the views' phase. */
+    bool sealed;
+    tdx_buf resbody[3];
+    uint64_t rescount[3];
     TDX_VEC(uint32_t) stw; /* string ids of stop-the-world kinds, first-seen order */
     tdx_hmap stw_set;
     encq *q; /* NULL: blocks are encoded on the calling thread */
@@ -145,6 +160,7 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
 }
 
 static int enc_end(tdx_iwriter *w, bool drain);
+static int seal(tdx_iwriter *w);
 
 static void free_all(tdx_iwriter *w) {
     enc_end(w, false);
@@ -162,6 +178,8 @@ static void free_all(tdx_iwriter *w) {
     for (int i = 0; i < 3; i++) {
         tdx_hmap_free(&maps[i]->idx);
         tdx_vec_free(&maps[i]->v);
+        tdx_xsort_free(maps[i]->spill);
+        tdx_vec_free(&w->resbody[i]);
     }
     free(w);
 }
@@ -333,6 +351,7 @@ static int flush_block(tdx_iwriter *w) {
 int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
     tdx_iwriter *w = arg;
     if (w->failed) return -1;
+    if (w->sealed) return fail(w, TDX_EUSAGE, "internal error: an event after the last one");
     tdx_event e = *ev;
     /* Generation ids become global ids. */
     if (g) {
@@ -365,6 +384,30 @@ int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
     return 0;
 }
 
+/* Moves m's records to its sort (created on first use) and empties m. */
+static int res_spill(tdx_iwriter *w, resmap *m) {
+    if (!m->spill && !(m->spill = tdx_xsort_new(w->f.tmp, RES_SORT_BUDGET))) return FAIL_OOM(w);
+    for (size_t i = 0; i < m->v.n; i++) {
+        const res_rec *r = &m->v.v[i];
+        uint8_t p[24];
+        tdx_le64(p, r->events);
+        tdx_le64(p + 8, (uint64_t)r->first);
+        tdx_le64(p + 16, (uint64_t)r->last);
+        tdx_err e;
+        if (tdx_xsort_add(m->spill, r->id ^ RES_KEY_SIGN, m->spills, p, sizeof p, &e)) {
+            if (!w->failed) w->err = e;
+            w->failed = 1;
+            return -1;
+        }
+    }
+    m->spills++;
+    m->v.n = 0;
+    tdx_hmap_clear(&m->idx);
+    m->last = 0;
+    m->last_id = 0;
+    return 0;
+}
+
 int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t nevents) {
     tdx_iwriter *w = arg;
     (void)index;
@@ -381,7 +424,7 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
     if (tdx_buf_append(&w->gens, r, sizeof r)) return FAIL_OOM(w);
     w->gen_first_event = w->nevents;
     w->gen_first_block = w->nblocks;
-    return 0;
+    return w->gs.v.n >= RES_SPILL_MIN ? res_spill(w, &w->gs) : 0;
 }
 
 /* ---- the second phase: reading the blocks back ---- */
@@ -389,6 +432,7 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
 int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
     int rc = w->failed || flush_block(w) ? -1 : 0;
     if (enc_end(w, true)) rc = -1;
+    if (!rc) rc = seal(w);
     if (rc) *err = w->err;
     return rc;
 }
@@ -489,33 +533,94 @@ static int res_cmp(const void *a, const void *b) {
     return (int64_t)x->id < (int64_t)y->id ? -1 : (int64_t)x->id > (int64_t)y->id;
 }
 
-/* Sorted by id, each field a varint delta: most ids are consecutive and first-seen times follow
- * them, so a record is a few bytes instead of 32. */
-static int res_section(tdx_iwriter *w, sectab *st, uint32_t kind, resmap *m) {
-    if (m->v.n > 1) qsort(m->v.v, m->v.n, sizeof *m->v.v, res_cmp);
-    tdx_buf b = {0};
-    uint8_t cnt[8];
-    tdx_le64(cnt, m->v.n);
-    int rc = tdx_buf_append(&b, cnt, 8);
+/* Appends one record to the section body: each field a varint delta from the previous record
+ * (*pid, *pfirst). */
+static int res_put(tdx_buf *b, const res_rec *r, uint64_t *pid, int64_t *pfirst) {
+    uint8_t x[4 * TDX_VARINT_MAX], *q = x;
+    q += tdx_put_uvarint(q, tdx_zigzag((int64_t)(r->id - *pid)));
+    q += tdx_put_uvarint(q, r->events);
+    q += tdx_put_uvarint(q, tdx_zigzag(tdx_wsub(r->first, *pfirst)));
+    q += tdx_put_uvarint(q, tdx_zigzag(tdx_wsub(r->last, r->first)));
+    *pid = r->id;
+    *pfirst = r->first;
+    return tdx_buf_append(b, x, (size_t)(q - x));
+}
+
+/* The records of a map whose generations went to its sort: read back by id, each id's records
+ * (in generation order) folded into one. */
+static int res_fold(tdx_iwriter *w, resmap *m, tdx_buf *b, uint64_t *count) {
+    tdx_err e;
+    int rc = res_spill(w, m);
+    if (!rc && tdx_xsort_rewind(m->spill, &e)) rc = -1;
     uint64_t pid = 0;
     int64_t pfirst = 0;
-    for (size_t i = 0; i < m->v.n && !rc; i++) {
-        const res_rec *r = &m->v.v[i];
-        uint8_t x[4 * TDX_VARINT_MAX], *q = x;
-        q += tdx_put_uvarint(q, tdx_zigzag((int64_t)(r->id - pid)));
-        q += tdx_put_uvarint(q, r->events);
-        q += tdx_put_uvarint(q, tdx_zigzag(tdx_wsub(r->first, pfirst)));
-        q += tdx_put_uvarint(q, tdx_zigzag(tdx_wsub(r->last, r->first)));
-        pid = r->id;
-        pfirst = r->first;
-        rc = tdx_buf_append(&b, x, (size_t)(q - x));
+    res_rec cur = {0};
+    bool have = false;
+    tdx_xrec x;
+    int k = 0;
+    while (!rc && (k = tdx_xsort_next(m->spill, &x, &e)) == 1) {
+        uint64_t id = x.k1 ^ RES_KEY_SIGN;
+        if (x.n != 24) return fail(w, TDX_EINDEX, "internal error: a spilled record is damaged");
+        res_rec r = {id, tdx_rd64(x.p), (int64_t)tdx_rd64(x.p + 8), (int64_t)tdx_rd64(x.p + 16)};
+        if (have && cur.id == id) {
+            cur.events += r.events;
+            cur.last = r.last;
+            continue;
+        }
+        if (have) {
+            rc = res_put(b, &cur, &pid, &pfirst) ? FAIL_OOM(w) : 0;
+            ++*count;
+        }
+        cur = r;
+        have = true;
     }
-    if (!rc)
-        rc = put_section(w, st, kind, 0, b.v, b.n);
-    else
-        FAIL_OOM(w);
-    tdx_vec_free(&b);
+    if (!rc && k < 0) rc = -1;
+    if (!rc && have) {
+        rc = res_put(b, &cur, &pid, &pfirst) ? FAIL_OOM(w) : 0;
+        ++*count;
+    }
+    if (rc && !w->failed) {
+        w->err = e;
+        w->failed = 1;
+    }
     return rc;
+}
+
+/* Sorted by id, each field a varint delta: most ids are consecutive and first-seen times follow
+ * them, so a record is a few bytes instead of 32. The map is freed. */
+static int res_encode(tdx_iwriter *w, resmap *m, tdx_buf *b, uint64_t *count) {
+    uint8_t cnt[8] = {0};
+    int rc = tdx_buf_append(b, cnt, 8) ? FAIL_OOM(w) : 0;
+    *count = 0;
+    if (!rc && m->spill) {
+        rc = res_fold(w, m, b, count);
+    } else if (!rc) {
+        if (m->v.n > 1) qsort(m->v.v, m->v.n, sizeof *m->v.v, res_cmp);
+        uint64_t pid = 0;
+        int64_t pfirst = 0;
+        for (size_t i = 0; i < m->v.n && !rc; i++) rc = res_put(b, &m->v.v[i], &pid, &pfirst);
+        if (rc) FAIL_OOM(w);
+        *count = m->v.n;
+    }
+    if (!rc) tdx_le64(b->v, *count);
+    tdx_hmap_free(&m->idx);
+    tdx_vec_free(&m->v);
+    tdx_xsort_free(m->spill);
+    m->spill = NULL;
+    return rc;
+}
+
+/* Ends the events: what only they needed is encoded or freed, so the views' phase starts with
+ * the tables' contents and little else (1 GiB trace: ~810 k goroutine records and the string
+ * table's lookup map). Once only. */
+static int seal(tdx_iwriter *w) {
+    if (w->sealed) return 0;
+    w->sealed = true;
+    resmap *maps[3] = {&w->gs, &w->ps, &w->ms};
+    for (int i = 0; i < 3; i++)
+        if (res_encode(w, maps[i], &w->resbody[i], &w->rescount[i])) return -1;
+    tdx_tables_seal(&w->tab);
+    return 0;
 }
 
 static int write_sections(tdx_iwriter *w, sectab *st) {
@@ -540,9 +645,9 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
     mv[M_EVENTS] = w->nevents;
     mv[M_FIRST_TIME] = (uint64_t)w->first_time;
     mv[M_LAST_TIME] = (uint64_t)w->last_time;
-    mv[M_GOROUTINES] = w->gs.v.n;
-    mv[M_PROCS] = w->ps.v.n;
-    mv[M_THREADS] = w->ms.v.n;
+    mv[M_GOROUTINES] = w->rescount[0];
+    mv[M_PROCS] = w->rescount[1];
+    mv[M_THREADS] = w->rescount[2];
     mv[M_STRINGS] = tdx_tables_nstrings(t);
     mv[M_FRAMES] = t->frames.n;
     mv[M_STACKS] = tdx_tables_nstacks(t);
@@ -592,9 +697,9 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
     }
     if (!rc) rc = put_section(w, st, TDX_SEC_GENS, 0, w->gens.v, w->gens.n);
     if (!rc) rc = put_section(w, st, TDX_SEC_EVDIR, 0, w->evdir.v, w->evdir.n);
-    if (!rc) rc = res_section(w, st, TDX_SEC_GOROUTINES, &w->gs);
-    if (!rc) rc = res_section(w, st, TDX_SEC_PROCS, &w->ps);
-    if (!rc) rc = res_section(w, st, TDX_SEC_THREADS, &w->ms);
+    static const uint32_t res_kinds[3] = {TDX_SEC_GOROUTINES, TDX_SEC_PROCS, TDX_SEC_THREADS};
+    for (int i = 0; i < 3 && !rc; i++)
+        rc = put_section(w, st, res_kinds[i], 0, w->resbody[i].v, w->resbody[i].n);
     tdx_vec_free(&b);
     return rc;
 }
@@ -666,6 +771,7 @@ int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
     memset(&w->st, 0, sizeof w->st);
     int rc = w->failed ? -1 : flush_block(w);
     if (enc_end(w, true)) rc = -1;
+    if (!rc) rc = seal(w);
     if (!rc) rc = write_sections(w, &st);
     uint64_t tab_off = w->f.written;
     if (!rc && tdx_afile_write(&w->f, st.tab.v, st.tab.n, &w->err)) rc = -1;
