@@ -88,6 +88,11 @@ typedef struct tdx_gen {
     void (*str_fill)(void *ctx, uint32_t id);
     void *str_ctx;
     const uint8_t *str_ready;
+    /* Strings read in place from a table of offsets (a table too large to copy): when str_offs
+     * is set, string i is str_base[str_offs[i], str_offs[i + 1]), strings.n counts them and
+     * strings.v is not used. */
+    const uint8_t *str_base;
+    const uint64_t *str_offs;
 } tdx_gen;
 
 #define TDX_STR_CHUNK_SHIFT 8
@@ -95,6 +100,9 @@ typedef struct tdx_gen {
 
 /* String id (dense index) of g; id < g->strings.n. */
 static inline tdx_str tdx_gen_str(const tdx_gen *g, uint32_t id) {
+    if (g->str_offs)
+        return (tdx_str){g->str_base + g->str_offs[id],
+                         (uint32_t)(g->str_offs[id + 1] - g->str_offs[id])};
     if (g->str_fill && !g->str_ready[id >> TDX_STR_CHUNK_SHIFT]) g->str_fill(g->str_ctx, id);
     return g->strings.v[id];
 }

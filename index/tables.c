@@ -4,18 +4,34 @@
 #include <string.h>
 #include <xxhash.h>
 
-int tdx_tables_init(tdx_tables *t) {
+int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, tdx_err *err) {
     memset(t, 0, sizeof *t);
+    t->str_bytes.file.fd = t->str_off.file.fd = -1;
+    /* Strings come from the trace (each costs at least 3 bytes of it), so these bound them with
+     * room to spare; reserving address space costs nothing until it is written. */
+    uint64_t cap = (uint64_t)SIZE_MAX / 32;
+    uint64_t sz = trace_size < cap ? trace_size : cap;
     uint64_t z = 0;
-    if (tdx_vec_push(&t->str_off, z) || tdx_vec_push(&t->str_off, z)) return -1;
-    if (tdx_vec_push(&t->stack_off, z) || tdx_vec_push(&t->stack_off, z)) return -1;
+    if (tdx_fvec_open(&t->str_bytes, beside, (size_t)(2 * sz + ((uint64_t)64 << 20)), err) ||
+        tdx_fvec_open(&t->str_off, beside, (size_t)(8 * sz + ((uint64_t)64 << 20)), err) ||
+        tdx_fvec_append(&t->str_off, &z, 8, err) || tdx_fvec_append(&t->str_off, &z, 8, err) ||
+        tdx_vec_push(&t->str_check, z) || tdx_vec_push(&t->str_len, 0)) {
+        tdx_tables_free(t);
+        return -1;
+    }
+    if (tdx_vec_push(&t->stack_off, z) || tdx_vec_push(&t->stack_off, z)) {
+        tdx_tables_free(t);
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    }
     return 0;
 }
 
 void tdx_tables_free(tdx_tables *t) {
-    tdx_vec_free(&t->str_bytes);
-    tdx_vec_free(&t->str_off);
+    tdx_fvec_close(&t->str_bytes);
+    tdx_fvec_close(&t->str_off);
     tdx_hmap_free(&t->str_ids);
+    tdx_vec_free(&t->str_check);
+    tdx_vec_free(&t->str_len);
     tdx_vec_free(&t->frames);
     tdx_hmap_free(&t->frame_ids);
     tdx_vec_free(&t->stack_frames);
@@ -25,17 +41,25 @@ void tdx_tables_free(tdx_tables *t) {
     tdx_vec_free(&t->gen_stack);
 }
 
-void tdx_tables_seal(tdx_tables *t) {
+int tdx_tables_seal(tdx_tables *t) {
     tdx_hmap_free(&t->str_ids);
+    tdx_vec_free(&t->str_check);
+    tdx_vec_free(&t->str_len);
     tdx_hmap_free(&t->frame_ids);
     tdx_hmap_free(&t->stack_ids);
     tdx_vec_free(&t->gen_str);
     tdx_vec_free(&t->gen_stack);
     t->gen = NULL;
+    return tdx_fvec_flush(&t->str_bytes, &t->err) || tdx_fvec_flush(&t->str_off, &t->err) ? -1 : 0;
+}
+
+void tdx_tables_release(const tdx_tables *t) {
+    tdx_fvec_release(&t->str_bytes);
+    tdx_fvec_release(&t->str_off);
 }
 
 uint32_t tdx_tables_nstrings(const tdx_tables *t) {
-    return (uint32_t)t->str_off.n - 1;
+    return (uint32_t)(tdx_fvec_len(&t->str_off) / 8) - 1;
 }
 uint32_t tdx_tables_nstacks(const tdx_tables *t) {
     return (uint32_t)t->stack_off.n - 1;
@@ -43,18 +67,24 @@ uint32_t tdx_tables_nstacks(const tdx_tables *t) {
 
 uint32_t tdx_tables_string(tdx_tables *t, const uint8_t *p, uint32_t n) {
     if (n == 0) return 0;
-    uint64_t h = XXH3_64bits(p, n);
+    XXH128_hash_t x = XXH3_128bits(p, n);
+    uint64_t h = x.low64;
     for (;;) {
         uint32_t id = tdx_hmap_get(&t->str_ids, h);
         if (id == TDX_HMAP_EMPTY) break;
-        uint64_t o = t->str_off.v[id];
-        if (t->str_off.v[id + 1] - o == n && memcmp(t->str_bytes.v + o, p, n) == 0) return id;
+        if (t->str_check.v[id] == x.high64 && t->str_len.v[id] == n) return id;
         h++;
     }
     uint32_t id = tdx_tables_nstrings(t);
-    if (tdx_buf_append(&t->str_bytes, p, n) ||
-        tdx_vec_push(&t->str_off, (uint64_t)t->str_bytes.n) || tdx_hmap_put(&t->str_ids, h, id))
+    uint64_t end = tdx_fvec_len(&t->str_bytes) + n;
+    if (tdx_fvec_append(&t->str_bytes, p, n, &t->err) ||
+        tdx_fvec_append(&t->str_off, &end, 8, &t->err))
         return UINT32_MAX;
+    if (tdx_vec_push(&t->str_check, x.high64) || tdx_vec_push(&t->str_len, n) ||
+        tdx_hmap_put(&t->str_ids, h, id)) {
+        tdx_errf(&t->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        return UINT32_MAX;
+    }
     return id;
 }
 

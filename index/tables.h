@@ -5,9 +5,11 @@
 
 #include <stdint.h>
 
+#include "core/error.h"
 #include "core/gen.h"
 #include "core/hmap.h"
 #include "core/mem.h"
+#include "index/filevec.h"
 
 typedef struct tdx_gframe {
     uint64_t pc;
@@ -16,10 +18,17 @@ typedef struct tdx_gframe {
 } tdx_gframe;
 
 typedef struct tdx_tables {
-    /* strings: id 0 is "" */
-    tdx_buf str_bytes;
-    TDX_VEC(uint64_t) str_off; /* str_off[i]..str_off[i+1] */
-    tdx_hmap str_ids;          /* content hash -> id (collisions probe hash+1, hash+2, ...) */
+    /* strings: id 0 is "". A trace's strings can grow with it (log messages), so their bytes and
+     * offsets (u64, native order: string i is bytes [off[i], off[i+1])) live in scratch files. */
+    tdx_fvec str_bytes, str_off;
+    /* A string is known by its 128-bit XXH3: the low half keys str_ids (collisions probe
+     * hash+1, hash+2, ...), the high half (until sealed, per id) confirms a match, so lookups
+     * never read the table back (~0.7 M lookups of earlier strings on a 64 MiB trace); distinct
+     * strings agreeing on 128 bits are not a practical concern (~1e-26 at 6 M strings). */
+    TDX_VEC(uint64_t) str_check;
+    TDX_VEC(uint32_t) str_len;
+    tdx_hmap str_ids;
+    tdx_err err; /* why tdx_tables_string failed (other calls fail only for memory) */
     /* frames */
     TDX_VEC(tdx_gframe) frames;
     tdx_hmap frame_ids;
@@ -34,15 +43,21 @@ typedef struct tdx_tables {
     uint64_t gen_key;
 } tdx_tables;
 
-int tdx_tables_init(tdx_tables *t);
+/* The scratch files go beside `beside`; `trace_size` bounds the strings (address space is
+ * reserved for them). 0, or -1 with err set. */
+int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, tdx_err *err);
 void tdx_tables_free(tdx_tables *t);
-/* Frees the lookup maps once no string or stack will be added (the contents stay). */
-void tdx_tables_seal(tdx_tables *t);
+/* Once no string or stack will be added: frees the lookup maps and writes out the strings, so
+ * that str_bytes.map and str_off.map hold them in place until tdx_tables_free. 0, or -1 with
+ * t->err set. */
+int tdx_tables_seal(tdx_tables *t);
+/* Gives the string table's resident pages back (they are read again from the page cache). */
+void tdx_tables_release(const tdx_tables *t);
 
 uint32_t tdx_tables_nstrings(const tdx_tables *t);
 uint32_t tdx_tables_nstacks(const tdx_tables *t);
 
-/* Global id of a string by content; UINT32_MAX on OOM. */
+/* Global id of a string by content; UINT32_MAX when memory or a scratch file failed (t->err). */
 uint32_t tdx_tables_string(tdx_tables *t, const uint8_t *p, uint32_t n);
 
 /* Global ids of a generation's string / stack (dense indexes of g); g may change between calls

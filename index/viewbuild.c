@@ -576,6 +576,8 @@ static int worker_run(worker *w) {
             if (!rc) rc = track(w, e);
         }
         if (bi % 16 == 15 || bi + 1 == nblocks) progress(w, idx);
+        /* The strings seen so far come back from the page cache if needed again. */
+        if (w->index == 0 && bi % 64 == 63) tdx_iwriter_release_tables(sh->iw);
     }
     free(own);
     /* A failure frees the other worker; success needs no last release (nothing is decoded after

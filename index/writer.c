@@ -133,17 +133,16 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
         tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         return NULL;
     }
-    if (tdx_tables_init(&w->tab)) {
-        free(w);
-        tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-        return NULL;
-    }
     tdx_evenc_init(&w->enc);
     w->version = version;
     w->trace = trace;
     w->trace_size = trace_size;
     if (tdx_afile_open(&w->f, out_path, err)) {
-        tdx_tables_free(&w->tab);
+        free(w);
+        return NULL;
+    }
+    if (tdx_tables_init(&w->tab, w->f.tmp, trace_size, err)) {
+        tdx_afile_abort(&w->f);
         free(w);
         return NULL;
     }
@@ -200,6 +199,14 @@ void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h) {
 }
 uint64_t tdx_iwriter_size(const tdx_iwriter *w) {
     return w->f.written;
+}
+
+/* A table call failed: its own error (a scratch file's I/O), else memory. */
+static int tables_failed(tdx_iwriter *w) {
+    if (w->tab.err.kind == TDX_OK) return FAIL_OOM(w);
+    if (!w->failed) w->err = w->tab.err;
+    w->failed = 1;
+    return -1;
 }
 
 static int see(resmap *m, int64_t id, int64_t t) {
@@ -360,7 +367,7 @@ int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
             if (!*ids[i]) continue;
             *ids[i] = i < 2 ? tdx_tables_gen_stack(&w->tab, g, *ids[i])
                             : tdx_tables_gen_string(&w->tab, g, *ids[i]);
-            if (*ids[i] == UINT32_MAX) return FAIL_OOM(w);
+            if (*ids[i] == UINT32_MAX) return tables_failed(w);
         }
     }
     if (w->nevents == 0) w->first_time = e.time;
@@ -458,18 +465,22 @@ size_t tdx_iwriter_nblocks(const tdx_iwriter *w) {
 
 const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
     if (w->tabgen_built) return &w->tabgen;
+    if (!w->sealed) {
+        fail(w, TDX_EUSAGE, "internal error: the tables are read before the events ended");
+        return NULL;
+    }
     tdx_tables *t = &w->tab;
     tdx_gen *g = &w->tabgen;
-    uint32_t ns = tdx_tables_nstrings(t), nk = tdx_tables_nstacks(t);
-    if (tdx_vec_reserve(&g->strings, ns) || tdx_vec_reserve(&g->frames, t->frames.n) ||
-        tdx_vec_reserve(&g->stacks, nk) || tdx_vec_reserve(&g->stack_frames, t->stack_frames.n)) {
+    uint32_t nk = tdx_tables_nstacks(t);
+    if (tdx_vec_reserve(&g->frames, t->frames.n) || tdx_vec_reserve(&g->stacks, nk) ||
+        tdx_vec_reserve(&g->stack_frames, t->stack_frames.n)) {
         fail(w, TDX_ENOMEM, "out of memory");
         return NULL;
     }
-    for (uint32_t i = 0; i < ns; i++)
-        g->strings.v[i] = (tdx_str){t->str_bytes.v + t->str_off.v[i],
-                                    (uint32_t)(t->str_off.v[i + 1] - t->str_off.v[i])};
-    g->strings.n = ns;
+    /* The strings are read where the sealed table keeps them (a copy grows with the trace). */
+    g->str_base = t->str_bytes.map;
+    g->str_offs = (const uint64_t *)(const void *)t->str_off.map;
+    g->strings.n = tdx_tables_nstrings(t);
     for (size_t i = 0; i < t->frames.n; i++) {
         const tdx_gframe *f = &t->frames.v[i];
         g->frames.v[i] =
@@ -485,6 +496,10 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
     g->stacks.n = nk;
     w->tabgen_built = true;
     return g;
+}
+
+void tdx_iwriter_release_tables(const tdx_iwriter *w) {
+    tdx_tables_release(&w->tab);
 }
 
 int tdx_iwriter_read_block(const tdx_iwriter *w, tdx_evdec *dec, size_t b, tdx_buf *buf,
@@ -619,7 +634,11 @@ static int seal(tdx_iwriter *w) {
     resmap *maps[3] = {&w->gs, &w->ps, &w->ms};
     for (int i = 0; i < 3; i++)
         if (res_encode(w, maps[i], &w->resbody[i], &w->rescount[i])) return -1;
-    tdx_tables_seal(&w->tab);
+    if (tdx_tables_seal(&w->tab)) {
+        if (!w->failed) w->err = w->tab.err;
+        w->failed = 1;
+        return -1;
+    }
     return 0;
 }
 
@@ -660,7 +679,8 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
         uint32_t n = tdx_tables_nstrings(t);
         tdx_le64(x, n);
         rc |= tdx_buf_append(&b, x, 8);
-        rc |= tdx_strpack_encode(&b, t->str_bytes.v, t->str_off.v, n);
+        rc |= tdx_strpack_encode(&b, t->str_bytes.map,
+                                 (const uint64_t *)(const void *)t->str_off.map, n);
         /* BLOCKED: the packed table checks its directory and each chunk itself */
         rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_STRINGS, TDX_SECF_BLOCKED, b.v, b.n);
     }

@@ -41,6 +41,8 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w);
  * scratch space (encoded bytes, decoder), so several threads may read at once. */
 int tdx_iwriter_read_block(const tdx_iwriter *w, tdx_evdec *dec, size_t b, tdx_buf *buf,
                            tdx_event *out, size_t *n, tdx_err *err);
+/* Gives the resident pages of the tables' strings back (safe while other threads read them). */
+void tdx_iwriter_release_tables(const tdx_iwriter *w);
 /* The global string ids of stop-the-world kinds (the viewer names those ranges after them). */
 void tdx_iwriter_stw_strings(const tdx_iwriter *w, const uint32_t **ids, size_t *n);
 /* The path of the temporary file being written (scratch files go beside it). */

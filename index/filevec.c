@@ -1,0 +1,48 @@
+/* filevec.c: an append-only array in a scratch file, read through a shared mapping. */
+#include "filevec.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+int tdx_fvec_open(tdx_fvec *v, const char *beside, size_t reserve, tdx_err *err) {
+    memset(v, 0, sizeof *v);
+    v->file.fd = -1;
+    if (tdx_scratch_open(&v->file, beside, err)) return -1;
+    /* Mapping past the end of the file is allowed; only pages below it are ever touched. */
+    void *m = mmap(NULL, reserve, PROT_READ, MAP_SHARED, v->file.fd, 0);
+    if (m == MAP_FAILED) {
+        tdx_scratch_close(&v->file);
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET,
+                        "cannot reserve %zu bytes of address space for a scratch table", reserve);
+    }
+    /* Reads are scattered (a string id is anywhere in the table): no fault-around, which would
+     * map 16 neighbouring pages per fault and soon the whole file. */
+    (void)madvise(m, reserve, MADV_RANDOM);
+    v->map = m;
+    v->reserved = reserve;
+    return 0;
+}
+
+void tdx_fvec_close(tdx_fvec *v) {
+    if (v->map) munmap(v->map, v->reserved);
+    v->map = NULL;
+    v->reserved = 0;
+    tdx_scratch_close(&v->file);
+}
+
+int tdx_fvec_append(tdx_fvec *v, const void *p, size_t n, tdx_err *err) {
+    if (n > v->reserved || v->file.len > v->reserved - n)
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET,
+                        "a scratch table outgrew its %zu bytes of address space", v->reserved);
+    return tdx_scratch_put(&v->file, p, n, err);
+}
+
+int tdx_fvec_flush(tdx_fvec *v, tdx_err *err) {
+    return tdx_scratch_flush(&v->file, err);
+}
+
+void tdx_fvec_release(const tdx_fvec *v) {
+    uint64_t flushed = v->file.len - v->file.buf.n;
+    size_t pages = (size_t)flushed & ~(size_t)4095;
+    if (v->map && pages) (void)madvise(v->map, pages, MADV_DONTNEED);
+}
