@@ -18,6 +18,9 @@ typedef struct tdx_xrec {
 
 typedef struct tdx_xsort tdx_xsort;
 
+/* XORed into a signed id (goroutine ids), it gives a key that sorts as the id does. */
+#define TDX_XSORT_SIGN (1ull << 63)
+
 /* Records are ordered by (k1, k2), equal keys in the order they were added. The scratch file,
  * if one is needed, is created beside `beside`. NULL on memory exhaustion. */
 tdx_xsort *tdx_xsort_new(const char *beside, size_t budget);

@@ -29,8 +29,7 @@
 #define SUM_MAGIC "TDXSUMB2"
 #define BLOCK_RECS 256
 #define BLOCK_BYTES 16384
-#define KEY_SIGN (1ull << 63) /* signed ids map to keys that sort as unsigned */
-#define GREF_MAX 15           /* region goroutines coded as an index into the task's first 15 */
+#define GREF_MAX 15 /* region goroutines coded as an index into the task's first 15 */
 
 enum { T_GOROUTINES, T_EDGES, T_TASKS, T_TASKX, T_GSHAPES, T_TSHAPES, T_RSHAPES, T_COUNT };
 
@@ -340,7 +339,7 @@ static int write_goroutines(sumw *w) {
     tdx_sumgrec g;
     int k;
     while ((k = tdx_sumspill_next_g(w->sp, &g, w->err)) == 1) {
-        if (tw_record(tw, (uint64_t)g.id ^ KEY_SIGN)) prev = w->s->t0;
+        if (tw_record(tw, (uint64_t)g.id ^ TDX_XSORT_SIGN)) prev = w->s->t0;
         int64_t d[3] = {tdx_wsub(g.creation, prev), g.start ? tdx_wsub(g.start, g.creation) : 0,
                         g.end ? tdx_wsub(g.end, g.start ? g.start : g.creation) : 0};
         int64_t gran = on_gran(d[0]) && on_gran(d[1]) && on_gran(d[2]) ? GRAN : 1;
@@ -369,7 +368,8 @@ static int write_edges(sumw *w) {
                 return -1;
         tw_record(tw, key);
         tw_u(tw, F_E_COUNT, w->ops.n);
-        tw_i(tw, F_E_FIRST, tdx_wsub((int64_t)(w->ops.v[0] ^ KEY_SIGN), (int64_t)(key ^ KEY_SIGN)));
+        tw_i(tw, F_E_FIRST,
+             tdx_wsub((int64_t)(w->ops.v[0] ^ TDX_XSORT_SIGN), (int64_t)(key ^ TDX_XSORT_SIGN)));
         for (size_t i = 1; i < w->ops.n; i++) tw_u(tw, F_E_GAP, w->ops.v[i] - w->ops.v[i - 1] - 1);
     }
     return k < 0 ? -3 : 0;
@@ -877,7 +877,7 @@ static int dec_goroutine(rd *r, cur *c, void *ctx) {
     x->shape = cu(c, F_G_SHAPE);
     int64_t gran = u & 4 ? GRAN : 1;
     memset(&x->g, 0, sizeof x->g);
-    x->g.id = (int64_t)(c->key ^ KEY_SIGN);
+    x->g.id = (int64_t)(c->key ^ TDX_XSORT_SIGN);
     x->g.creation = tdx_wadd(x->prev, ungran(ci(c, F_G_CREATE), gran));
     if (u & 1) x->g.start = tdx_wadd(x->g.creation, ungran(ci(c, F_G_START), gran));
     if (u & 2)
@@ -890,7 +890,8 @@ static int dec_goroutine(rd *r, cur *c, void *ctx) {
 
 static int find_goroutine(rd *r, int64_t id, tdx_sumg *out, bool *found) {
     grec x = {.prev = r->t0};
-    if (find(r, T_GOROUTINES, (uint64_t)id ^ KEY_SIGN, dec_goroutine, dec_goroutine, &x, found))
+    if (find(r, T_GOROUTINES, (uint64_t)id ^ TDX_XSORT_SIGN, dec_goroutine, dec_goroutine, &x,
+             found))
         return -1;
     if (!*found) return 0;
     shape sh;
@@ -907,7 +908,7 @@ static int find_goroutine(rd *r, int64_t id, tdx_sumg *out, bool *found) {
 static int dec_edges(rd *r, cur *c, bool keep) {
     uint64_t cnt = cu(c, F_E_COUNT);
     if (cnt == 0 || cnt > c->ntok) return c->bad = true, 0;
-    int64_t a = tdx_wadd((int64_t)(c->key ^ KEY_SIGN), ci(c, F_E_FIRST));
+    int64_t a = tdx_wadd((int64_t)(c->key ^ TDX_XSORT_SIGN), ci(c, F_E_FIRST));
     r->ids.n = 0;
     for (uint64_t i = 0; i < cnt && !c->bad; i++) {
         if (i) a = tdx_wadd(a, (int64_t)(cu(c, F_E_GAP) + 1));
@@ -925,7 +926,7 @@ static int take_edges(rd *r, cur *c, void *ctx) {
 /* Appends the edges (operator, operand) of one operand. */
 static int add_edges(rd *r, tdx_summary *s, int64_t operand) {
     bool found;
-    if (find(r, T_EDGES, (uint64_t)operand ^ KEY_SIGN, skip_edges, take_edges, NULL, &found))
+    if (find(r, T_EDGES, (uint64_t)operand ^ TDX_XSORT_SIGN, skip_edges, take_edges, NULL, &found))
         return -1;
     for (size_t i = 0; found && i < r->ids.n; i++)
         if (tdx_vec_push(&s->edge_a, r->ids.v[i]) || tdx_vec_push(&s->edge_b, operand) ||

@@ -14,8 +14,6 @@
 
 #include "index/viewgen_ser.h"
 
-#define KEY_SIGN (1ull << 63) /* signed ids map to keys that sort as unsigned */
-
 enum { P_START = 1, P_END = 2, P_PARENT = 4 };
 
 int tdx_sumspill_init(tdx_sumspill *sp, const char *beside, size_t budget) {
@@ -106,7 +104,7 @@ static int put_g(tdx_sumspill *sp, const tdx_sumg *g, uint64_t when, tdx_buf *b,
     if (tdx_ser_i(b, g->creation) | tdx_ser_i(b, g->start) | tdx_ser_i(b, g->end) |
         tdx_ser_u(b, g->name) | tdx_ser_u(b, g->pc))
         return nomem(err);
-    return tdx_xsort_add(sp->g, (uint64_t)g->id ^ KEY_SIGN, when, b->v, b->n, err);
+    return tdx_xsort_add(sp->g, (uint64_t)g->id ^ TDX_XSORT_SIGN, when, b->v, b->n, err);
 }
 
 /* Spills every task's part (without the regions marked in `open`), every edge and the
@@ -123,8 +121,8 @@ static int emit(tdx_sumspill *sp, const tdx_summary *s, const uint8_t *open, tdx
                  : tdx_xsort_add(sp->t, s->tasks.v[i].id, when, b.v, b.n, err);
     }
     for (size_t i = 0; i < s->edge_a.n && !rc; i++)
-        rc = tdx_xsort_add(sp->e, (uint64_t)s->edge_b.v[i] ^ KEY_SIGN,
-                           (uint64_t)s->edge_a.v[i] ^ KEY_SIGN, NULL, 0, err);
+        rc = tdx_xsort_add(sp->e, (uint64_t)s->edge_b.v[i] ^ TDX_XSORT_SIGN,
+                           (uint64_t)s->edge_a.v[i] ^ TDX_XSORT_SIGN, NULL, 0, err);
     for (size_t i = 0; i < s->gs.n && !rc; i++)
         if (!open || s->gs.v[i].gone) rc = put_g(sp, &s->gs.v[i], when, &b, err);
     tdx_vec_free(&b);
@@ -221,7 +219,7 @@ int tdx_sumspill_next_g(tdx_sumspill *sp, tdx_sumgrec *g, tdx_err *err) {
     while ((k = peek(sp->g, &sp->gcur, &sp->ghave, err)) == 1 && sp->gcur.k1 == key) {
         const tdx_xrec *r = &sp->gcur;
         tdx_deser d = {r->p, r->p + r->n, 0};
-        g->id = (int64_t)(r->k1 ^ KEY_SIGN);
+        g->id = (int64_t)(r->k1 ^ TDX_XSORT_SIGN);
         g->creation = tdx_deser_i(&d);
         g->start = tdx_deser_i(&d);
         g->end = tdx_deser_i(&d);

@@ -308,8 +308,6 @@ static int checkpoint(worker *w, uint64_t idx, int64_t elapsed) {
     return 0;
 }
 
-#define NAME_KEY_SIGN (1ull << 63) /* signed ids sort as unsigned keys */
-
 /* Files a forgotten goroutine's lane name under its id (sorted when the names are written). */
 static int drop_name(worker *w, vview *v, const tdx_vgname *nm) {
     if (!v->dropped &&
@@ -319,7 +317,7 @@ static int drop_name(worker *w, vview *v, const tdx_vgname *nm) {
     tdx_le32(p, nm->func);
     tdx_le32(p + 4, nm->label);
     p[8] = nm->named;
-    if (tdx_xsort_add(v->dropped, (uint64_t)nm->id ^ NAME_KEY_SIGN, 0, p, sizeof p, &w->err)) {
+    if (tdx_xsort_add(v->dropped, (uint64_t)nm->id ^ TDX_XSORT_SIGN, 0, p, sizeof p, &w->err)) {
         w->failed = 1;
         return -1;
     }
@@ -379,7 +377,7 @@ static int names_blob(worker *w, vview *v, uint8_t *ref, uint64_t *count) {
     for (; i < n && !rc; i++) {
         tdx_xrec r;
         if ((k = tdx_xsort_next(v->dropped, &r, &w->err)) != 1 || r.n != 9) break;
-        int64_t id = (int64_t)(r.k1 ^ NAME_KEY_SIGN);
+        int64_t id = (int64_t)(r.k1 ^ TDX_XSORT_SIGN);
         if (i % TDX_NAMES_GROUP == 0) { /* a group: its first id, its data offset, its size */
             tdx_le64(x, (uint64_t)id);
             rc |= tdx_buf_append(&out, x, 8);

@@ -39,8 +39,6 @@ typedef struct resmap {
 /* Records a generation may leave in a map before they move to its sort, and the sort's memory. */
 #define RES_SPILL_MIN 4096
 #define RES_SORT_BUDGET ((size_t)4 << 20)
-#define RES_KEY_SIGN (1ull << 63) /* ids sort as signed */
-
 typedef struct {
     tdx_buf tab; /* section table records */
     uint32_t count;
@@ -401,7 +399,7 @@ static int res_spill(tdx_iwriter *w, resmap *m) {
         tdx_le64(p + 8, (uint64_t)r->first);
         tdx_le64(p + 16, (uint64_t)r->last);
         tdx_err e;
-        if (tdx_xsort_add(m->spill, r->id ^ RES_KEY_SIGN, m->spills, p, sizeof p, &e)) {
+        if (tdx_xsort_add(m->spill, r->id ^ TDX_XSORT_SIGN, m->spills, p, sizeof p, &e)) {
             if (!w->failed) w->err = e;
             w->failed = 1;
             return -1;
@@ -574,7 +572,7 @@ static int res_fold(tdx_iwriter *w, resmap *m, tdx_buf *b, uint64_t *count) {
     tdx_xrec x;
     int k = 0;
     while (!rc && (k = tdx_xsort_next(m->spill, &x, &e)) == 1) {
-        uint64_t id = x.k1 ^ RES_KEY_SIGN;
+        uint64_t id = x.k1 ^ TDX_XSORT_SIGN;
         if (x.n != 24) return fail(w, TDX_EINDEX, "internal error: a spilled record is damaged");
         res_rec r = {id, tdx_rd64(x.p), (int64_t)tdx_rd64(x.p + 8), (int64_t)tdx_rd64(x.p + 16)};
         if (have && cur.id == id) {
