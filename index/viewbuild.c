@@ -897,6 +897,7 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
         }
         /* A goroutine id came back after it ended: redo the pass keeping those ids. */
         st->reruns++;
+        rc = 0;
         for (size_t k = 0; k <= found.mask && !rc; k++)
             if (found.vals[k] != TDX_HMAP_EMPTY && tdx_hmap_put(&keep, found.keys[k], 1))
                 rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");

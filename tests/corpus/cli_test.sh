@@ -66,6 +66,12 @@ has err "usable before the error: 2 generations, 10 events, the first [0-9]* of 
 expect 1 "$T" dump --events "$W/cut.trace"
 has out "^ERROR: "
 
+# A goroutine id that comes back after its goroutine ended: the build redoes its views' pass
+# keeping that goroutine (the id is far above the dense id bitmap's range) and succeeds.
+expect 0 "$T" build --verbose "$D/edge/goid-reused-large.test" -o "$W/reused.tidx"
+has err "redone: a goroutine id was reused"
+expect 0 "$T" info --verify "$W/reused.tidx"
+
 # Text errors name the line.
 printf 'Trace Go1.22\nEventBatch gen=1 m=0 time=0 size=1\nProcStatus dt=1 p=0 pstatus=1 # no\n' >"$W/bad.txt"
 expect 1 "$T" text2bin "$W/bad.txt" -o "$W/bad.trace"
