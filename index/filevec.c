@@ -15,9 +15,6 @@ int tdx_fvec_open(tdx_fvec *v, const char *beside, size_t reserve, tdx_err *err)
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET,
                         "cannot reserve %zu bytes of address space for a scratch table", reserve);
     }
-    /* Reads are scattered (a string id is anywhere in the table): no fault-around, which would
-     * map 16 neighbouring pages per fault and soon the whole file. */
-    (void)madvise(m, reserve, MADV_RANDOM);
     v->map = m;
     v->reserved = reserve;
     return 0;

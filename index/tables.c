@@ -14,42 +14,40 @@ int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, tdx_
     uint64_t z = 0;
     if (tdx_fvec_open(&t->str_bytes, beside, (size_t)(2 * sz + ((uint64_t)64 << 20)), err) ||
         tdx_fvec_open(&t->str_off, beside, (size_t)(8 * sz + ((uint64_t)64 << 20)), err) ||
-        tdx_fvec_append(&t->str_off, &z, 8, err) || tdx_fvec_append(&t->str_off, &z, 8, err) ||
-        tdx_vec_push(&t->str_check, z) || tdx_vec_push(&t->str_len, 0)) {
+        tdx_fvec_append(&t->str_off, &z, 8, err) || tdx_fvec_append(&t->str_off, &z, 8, err)) {
         tdx_tables_free(t);
         return -1;
     }
-    if (tdx_vec_push(&t->stack_off, z) || tdx_vec_push(&t->stack_off, z)) {
+    if (tdx_vec_push(&t->str_check, z) || tdx_vec_push(&t->stack_off, z) ||
+        tdx_vec_push(&t->stack_off, z)) {
         tdx_tables_free(t);
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     }
     return 0;
 }
 
-void tdx_tables_free(tdx_tables *t) {
-    tdx_fvec_close(&t->str_bytes);
-    tdx_fvec_close(&t->str_off);
+/* What only adding strings and stacks needs. */
+static void free_lookup(tdx_tables *t) {
     tdx_hmap_free(&t->str_ids);
     tdx_vec_free(&t->str_check);
-    tdx_vec_free(&t->str_len);
-    tdx_vec_free(&t->frames);
-    tdx_hmap_free(&t->frame_ids);
-    tdx_vec_free(&t->stack_frames);
-    tdx_vec_free(&t->stack_off);
-    tdx_hmap_free(&t->stack_ids);
-    tdx_vec_free(&t->gen_str);
-    tdx_vec_free(&t->gen_stack);
-}
-
-int tdx_tables_seal(tdx_tables *t) {
-    tdx_hmap_free(&t->str_ids);
-    tdx_vec_free(&t->str_check);
-    tdx_vec_free(&t->str_len);
     tdx_hmap_free(&t->frame_ids);
     tdx_hmap_free(&t->stack_ids);
     tdx_vec_free(&t->gen_str);
     tdx_vec_free(&t->gen_stack);
     t->gen = NULL;
+}
+
+void tdx_tables_free(tdx_tables *t) {
+    free_lookup(t);
+    tdx_fvec_close(&t->str_bytes);
+    tdx_fvec_close(&t->str_off);
+    tdx_vec_free(&t->frames);
+    tdx_vec_free(&t->stack_frames);
+    tdx_vec_free(&t->stack_off);
+}
+
+int tdx_tables_seal(tdx_tables *t) {
+    free_lookup(t);
     return tdx_fvec_flush(&t->str_bytes, &t->err) || tdx_fvec_flush(&t->str_off, &t->err) ? -1 : 0;
 }
 
@@ -72,7 +70,7 @@ uint32_t tdx_tables_string(tdx_tables *t, const uint8_t *p, uint32_t n) {
     for (;;) {
         uint32_t id = tdx_hmap_get(&t->str_ids, h);
         if (id == TDX_HMAP_EMPTY) break;
-        if (t->str_check.v[id] == x.high64 && t->str_len.v[id] == n) return id;
+        if (t->str_check.v[id] == x.high64) return id;
         h++;
     }
     uint32_t id = tdx_tables_nstrings(t);
@@ -80,8 +78,7 @@ uint32_t tdx_tables_string(tdx_tables *t, const uint8_t *p, uint32_t n) {
     if (tdx_fvec_append(&t->str_bytes, p, n, &t->err) ||
         tdx_fvec_append(&t->str_off, &end, 8, &t->err))
         return UINT32_MAX;
-    if (tdx_vec_push(&t->str_check, x.high64) || tdx_vec_push(&t->str_len, n) ||
-        tdx_hmap_put(&t->str_ids, h, id)) {
+    if (tdx_vec_push(&t->str_check, x.high64) || tdx_hmap_put(&t->str_ids, h, id)) {
         tdx_errf(&t->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         return UINT32_MAX;
     }

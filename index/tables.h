@@ -26,7 +26,6 @@ typedef struct tdx_tables {
      * never read the table back (~0.7 M lookups of earlier strings on a 64 MiB trace); distinct
      * strings agreeing on 128 bits are not a practical concern (~1e-26 at 6 M strings). */
     TDX_VEC(uint64_t) str_check;
-    TDX_VEC(uint32_t) str_len;
     tdx_hmap str_ids;
     tdx_err err; /* why tdx_tables_string failed (other calls fail only for memory) */
     /* frames */
@@ -48,11 +47,18 @@ typedef struct tdx_tables {
 int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, tdx_err *err);
 void tdx_tables_free(tdx_tables *t);
 /* Once no string or stack will be added: frees the lookup maps and writes out the strings, so
- * that str_bytes.map and str_off.map hold them in place until tdx_tables_free. 0, or -1 with
- * t->err set. */
+ * that tdx_tables_str_bytes/_offs read them in place until tdx_tables_free. 0, or -1 with t->err
+ * set. */
 int tdx_tables_seal(tdx_tables *t);
 /* Gives the string table's resident pages back (they are read again from the page cache). */
 void tdx_tables_release(const tdx_tables *t);
+/* Once sealed: the strings' bytes and their nstrings + 1 offsets, in place. */
+static inline const uint8_t *tdx_tables_str_bytes(const tdx_tables *t) {
+    return t->str_bytes.map;
+}
+static inline const uint64_t *tdx_tables_str_offs(const tdx_tables *t) {
+    return (const uint64_t *)(const void *)t->str_off.map;
+}
 
 uint32_t tdx_tables_nstrings(const tdx_tables *t);
 uint32_t tdx_tables_nstacks(const tdx_tables *t);

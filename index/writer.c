@@ -476,8 +476,8 @@ const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w) {
         return NULL;
     }
     /* The strings are read where the sealed table keeps them (a copy grows with the trace). */
-    g->str_base = t->str_bytes.map;
-    g->str_offs = (const uint64_t *)(const void *)t->str_off.map;
+    g->str_base = tdx_tables_str_bytes(t);
+    g->str_offs = tdx_tables_str_offs(t);
     g->strings.n = tdx_tables_nstrings(t);
     for (size_t i = 0; i < t->frames.n; i++) {
         const tdx_gframe *f = &t->frames.v[i];
@@ -677,8 +677,7 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
         uint32_t n = tdx_tables_nstrings(t);
         tdx_le64(x, n);
         rc |= tdx_buf_append(&b, x, 8);
-        rc |= tdx_strpack_encode(&b, t->str_bytes.map,
-                                 (const uint64_t *)(const void *)t->str_off.map, n);
+        rc |= tdx_strpack_encode(&b, tdx_tables_str_bytes(t), tdx_tables_str_offs(t), n);
         /* BLOCKED: the packed table checks its directory and each chunk itself */
         rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_STRINGS, TDX_SECF_BLOCKED, b.v, b.n);
     }
