@@ -13,6 +13,7 @@ typedef struct tdx_afile {
     char *tmp; /* temporary path (malloc'd) */
     char *dst; /* final path (malloc'd) */
     uint64_t written;
+    uint64_t flushed; /* bytes handed to writeback early (see tdx_afile_write) */
 } tdx_afile;
 
 int tdx_afile_open(tdx_afile *f, const char *path, tdx_err *err);

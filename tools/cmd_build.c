@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -72,6 +75,13 @@ int cmd_build(int argc, char **argv) {
     bool quiet = false, verbose = false;
     uint64_t every = 0; /* the defaults */
     uint64_t budget = 0;
+#ifdef __GLIBC__
+    /* Buffers of 256 KiB and more get mappings of their own, so freeing one returns it to the
+     * system: glibc's adaptive threshold otherwise keeps freed phase-one tables resident through
+     * the build's second phase (1 GiB trace: peak RSS 356 -> 295 MiB). Only the build: a query's
+     * short life would pay a fresh mapping's page faults for each large buffer. */
+    mallopt(M_MMAP_THRESHOLD, 256 << 10);
+#endif
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(build_help, stdout);

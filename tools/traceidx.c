@@ -1,9 +1,6 @@
 /* traceidx.c: the command-line entry point; dispatches to the subcommands. */
 #include <stdio.h>
 #include <string.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "cli.h"
 
@@ -33,12 +30,6 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-#ifdef __GLIBC__
-    /* Buffers of 256 KiB and more get mappings of their own, so freeing one returns it to the
-     * system: glibc's adaptive threshold otherwise keeps freed phase-one tables resident through
-     * the build's second phase (1 GiB trace: peak RSS 356 -> 295 MiB). */
-    mallopt(M_MMAP_THRESHOLD, 256 << 10);
-#endif
     if (argc < 2) {
         usage(stderr);
         return TDX_EXIT_USAGE;
