@@ -1,5 +1,5 @@
-/* prefetch.c: io_uring reads into a small ring of scratch buffers (their contents are discarded:
- * the point is that the kernel's page cache holds the data when the mapping touches it). */
+/* prefetch.c: io_uring reads into one scratch buffer (its contents are discarded: the point is
+ * that the kernel's page cache holds the data when the mapping touches it). */
 #include "prefetch.h"
 
 #include <errno.h>
@@ -19,8 +19,9 @@ struct tdx_prefetch {
     int fd;
     uint64_t size, next; /* next byte to request */
     int inflight;
-    uint8_t *buf; /* SLOTS * CHUNK scratch */
-    int free_slot[SLOTS], nfree;
+    /* Every read lands in the same CHUNK bytes: what they hold is never looked at, so reads in
+     * flight may overwrite each other; one buffer per read cost 28 MiB more of resident memory. */
+    uint8_t *buf;
     uint64_t requested;
 };
 
@@ -43,14 +44,13 @@ tdx_prefetch *tdx_prefetch_start(const char *path, uint64_t size, tdx_err *err) 
         free(pf);
         return NULL;
     }
-    if (posix_memalign((void **)&pf->buf, 4096, (size_t)SLOTS * CHUNK)) {
+    if (posix_memalign((void **)&pf->buf, 4096, CHUNK)) {
         io_uring_queue_exit(&pf->ring);
         close(pf->fd);
         free(pf);
         tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         return NULL;
     }
-    for (int i = 0; i < SLOTS; i++) pf->free_slot[pf->nfree++] = i;
     pf->size = size;
     tdx_prefetch_advance(pf, 0);
     return pf;
@@ -61,7 +61,6 @@ static void reap(tdx_prefetch *pf, int wait) {
     while (pf->inflight > 0) {
         int rc = wait ? io_uring_wait_cqe(&pf->ring, &cqe) : io_uring_peek_cqe(&pf->ring, &cqe);
         if (rc < 0) break;
-        pf->free_slot[pf->nfree++] = (int)io_uring_cqe_get_data64(cqe);
         io_uring_cqe_seen(&pf->ring, cqe);
         pf->inflight--;
         wait = 0;
@@ -73,13 +72,12 @@ void tdx_prefetch_advance(tdx_prefetch *pf, uint64_t pos) {
     reap(pf, 0);
     if (pf->next < pos) pf->next = pos - pos % 4096; /* never fall behind the consumer */
     int submitted = 0;
-    while (pf->nfree > 0 && pf->next < pf->size && pf->next < pos + (uint64_t)SLOTS * CHUNK) {
+    while (pf->inflight < SLOTS && pf->next < pf->size &&
+           pf->next < pos + (uint64_t)SLOTS * CHUNK) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&pf->ring);
         if (!sqe) break;
-        int slot = pf->free_slot[--pf->nfree];
         uint64_t n = pf->size - pf->next < CHUNK ? pf->size - pf->next : CHUNK;
-        io_uring_prep_read(sqe, pf->fd, pf->buf + (size_t)slot * CHUNK, (unsigned)n, pf->next);
-        io_uring_sqe_set_data64(sqe, (uint64_t)slot);
+        io_uring_prep_read(sqe, pf->fd, pf->buf, (unsigned)n, pf->next);
         pf->next += n;
         pf->requested += n;
         pf->inflight++;

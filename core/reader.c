@@ -34,17 +34,55 @@ typedef struct deliver_ctx {
     /* Input bytes [0, done) have been delivered: hashed and (optionally) released. */
     const uint8_t *data;
     size_t size, done;
-    XXH3_state_t *hash;
+    XXH3_state_t *hash, *sample;
+    int window; /* the next sample window to hash */
 } deliver_ctx;
+
+#define SAMPLE_WINDOWS 64
+#define SAMPLE_WINDOW 4096
+
+/* Sample window i of a trace of `size` bytes: its offset, and its length in *n. */
+static size_t sample_window(size_t size, int i, size_t *n) {
+    size_t off = size > SAMPLE_WINDOW ? (size_t)((unsigned __int128)(size - SAMPLE_WINDOW) *
+                                                 (unsigned)i / (SAMPLE_WINDOWS - 1))
+                                      : 0;
+    *n = size - off < SAMPLE_WINDOW ? size - off : SAMPLE_WINDOW;
+    return off;
+}
+
+uint64_t tdx_trace_sample_hash(const uint8_t *data, size_t size) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return 0;
+    XXH3_64bits_reset(st);
+    XXH3_64bits_update(st, &size, sizeof size);
+    for (int i = 0; i < SAMPLE_WINDOWS; i++) {
+        size_t n, off = sample_window(size, i, &n);
+        XXH3_64bits_update(st, data + off, n);
+    }
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
 
 /* Hashes delivered input in order and gives the pages back: the mapping would otherwise keep a
  * whole multi-GB trace resident. */
 static void input_done(deliver_ctx *d, size_t upto) {
     if (upto > d->size) upto = d->size;
+    /* The sample windows now wholly delivered, before their pages go: hashing them afterwards
+     * would map each one's 2 MiB folio again (64 of them: up to 128 MiB of RSS at once). */
+    for (size_t n; d->sample && d->window < SAMPLE_WINDOWS; d->window++) {
+        size_t off = sample_window(d->size, d->window, &n);
+        if (off + n > upto) break;
+        XXH3_64bits_update(d->sample, d->data + off, n);
+    }
     if (upto <= d->done) return;
     if (d->hash) XXH3_64bits_update(d->hash, d->data + d->done, upto - d->done);
     if (d->opts->release_input) {
-        uintptr_t pg = 4096, a = ((uintptr_t)(d->data + d->done) + pg - 1) & ~(pg - 1);
+        /* Everything behind `upto`, not just the new part: pages already given back fault in
+         * again (file data is mapped in 2 MiB folios, and a touch near a release boundary maps
+         * the whole folio), and 4 GiB of trace kept 240 MiB that way. Empty page tables cost
+         * next to nothing to walk. */
+        uintptr_t pg = 4096, a = ((uintptr_t)d->data + pg - 1) & ~(pg - 1);
         uintptr_t b = (uintptr_t)(d->data + upto) & ~(pg - 1);
         /* NOLINTNEXTLINE(performance-no-int-to-ptr): the page rounding needs integers */
         if (b > a) madvise((void *)a, b - a, MADV_DONTNEED);
@@ -61,8 +99,11 @@ static int deliver_ctx_init(deliver_ctx *d, const tdx_read_opts *o, tdx_read_sta
     d->size = size;
     if (o->hash_input) {
         d->hash = XXH3_createState();
-        if (!d->hash) return -1;
+        d->sample = XXH3_createState();
+        if (!d->hash || !d->sample) return -1;
         XXH3_64bits_reset(d->hash);
+        XXH3_64bits_reset(d->sample);
+        XXH3_64bits_update(d->sample, &size, sizeof size);
     }
     return 0;
 }
@@ -70,11 +111,13 @@ static int deliver_ctx_init(deliver_ctx *d, const tdx_read_opts *o, tdx_read_sta
 /* At the clean end of the trace: the rest of the input, and the hash. */
 static void deliver_ctx_end(deliver_ctx *d, bool ok) {
     if (ok) input_done(d, d->size);
-    if (d->hash) {
-        if (ok) d->st->input_hash = XXH3_64bits_digest(d->hash);
-        XXH3_freeState(d->hash);
-        d->hash = NULL;
+    if (d->hash && ok) {
+        d->st->input_hash = XXH3_64bits_digest(d->hash);
+        d->st->input_sample = XXH3_64bits_digest(d->sample);
     }
+    XXH3_freeState(d->hash);
+    XXH3_freeState(d->sample);
+    d->hash = d->sample = NULL;
 }
 
 static int deliver(deliver_ctx *d, tdx_event *e, const tdx_gen *g) {
@@ -140,10 +183,12 @@ static int gen_delivered(deliver_ctx *d, const tdx_gen *g, uint64_t nev, size_t 
                          tdx_err *err) {
     d->st->generations++;
     d->st->bytes = g->frame.end_off;
-    input_done(d, g->frame.end_off);
     const tdx_read_opts *o = d->opts;
     if (o->gen_done && o->gen_done(o->gen_done_ctx, g, d->st->generations - 1, nev))
         return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "event consumer failed");
+    /* Only now: gen_done reads the generation's strings and stacks where they lie in the input
+     * (released before, their pages came straight back). */
+    input_done(d, g->frame.end_off);
     if (o->progress) o->progress(o->progress_ctx, g->frame.end_off, size, d->st->events);
     if (g->frame.err_kind == TDX_GENERR_DEFERRED) {
         tdx_err e = g->frame.err;

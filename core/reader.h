@@ -20,6 +20,7 @@ typedef struct tdx_read_stats {
     const char *rerun_why; /* the reason for the first rerun */
     uint64_t bytes;        /* trace bytes of the delivered generations */
     uint64_t input_hash;   /* with opts.hash_input, after success */
+    uint64_t input_sample; /* ... and tdx_trace_sample_hash of the input */
 } tdx_read_stats;
 
 /* A generation has been delivered completely (called in order, after its events). */
@@ -35,7 +36,7 @@ typedef struct tdx_read_opts {
     void (*progress)(void *ctx, uint64_t bytes_done, uint64_t bytes_total, uint64_t events);
     void *progress_ctx;
     struct tdx_prefetch *prefetch; /* optional: told how far framing has got */
-    bool hash_input;               /* compute stats.input_hash: XXH3 of all the input bytes */
+    bool hash_input; /* compute stats.input_hash (XXH3 of all the input bytes) and input_sample */
     bool release_input; /* data is a read-only file mapping: drop pages once delivered (RSS) */
 } tdx_read_opts;
 
@@ -44,6 +45,10 @@ typedef struct tdx_read_opts {
  * and err holds Go's message with the byte offset. */
 int tdx_read_trace(const uint8_t *data, size_t size, int version, const tdx_read_opts *opts,
                    tdx_read_stats *stats, tdx_err *err);
+
+/* The sampled identity of a trace: XXH3 of its size and of 64 windows of 4 KiB spread evenly
+ * over it, cheap to recompute when an index checks that its trace is unchanged. */
+uint64_t tdx_trace_sample_hash(const uint8_t *data, size_t size);
 
 /* The number of online CPUs (the default for jobs). */
 int tdx_ncpus(void);

@@ -2,6 +2,7 @@
  * through a small heap. A run on disk is a sequence of (k1, k2: u64 LE, n: u32 LE, payload). */
 #include "extsort.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,8 +13,9 @@
 
 typedef struct mrec {
     uint64_t k1, k2;
-    size_t off; /* in data: also the order of insertion */
+    size_t off; /* in data */
     uint32_t n;
+    uint32_t seq; /* order of insertion (offsets repeat after empty records) */
 } mrec;
 
 typedef struct run {
@@ -74,11 +76,68 @@ static int cmp_mrec(const void *a, const void *b) {
     const mrec *x = a, *y = b;
     if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
     if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
-    return x->off < y->off ? -1 : x->off > y->off;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* An in-place sort: glibc's qsort merges through a copy of the array (the budget again). Keys
+ * are distinct (seq breaks ties), so any correct sort gives the same order. */
+static void swap_mrec(mrec *a, mrec *b) {
+    mrec t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void sift_mrec(mrec *v, size_t i, size_t n) {
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) return;
+        if (c + 1 < n && cmp_mrec(&v[c], &v[c + 1]) < 0) c++;
+        if (cmp_mrec(&v[i], &v[c]) >= 0) return;
+        swap_mrec(&v[i], &v[c]);
+        i = c;
+    }
+}
+
+/* Quicksort (median of three) that turns to a heap sort when its depth runs out, so no input
+ * order makes it quadratic. */
+static void sort_recs(mrec *v, size_t n, int depth) {
+    while (n > 16) {
+        if (depth-- == 0) {
+            for (size_t i = n / 2; i-- > 0;) sift_mrec(v, i, n);
+            for (size_t end = n; end-- > 1;) {
+                swap_mrec(&v[0], &v[end]);
+                sift_mrec(v, 0, end);
+            }
+            return;
+        }
+        size_t m = n / 2;
+        if (cmp_mrec(&v[m], &v[0]) < 0) swap_mrec(&v[m], &v[0]);
+        if (cmp_mrec(&v[n - 1], &v[0]) < 0) swap_mrec(&v[n - 1], &v[0]);
+        if (cmp_mrec(&v[n - 1], &v[m]) < 0) swap_mrec(&v[n - 1], &v[m]);
+        swap_mrec(&v[m], &v[n - 1]); /* the pivot waits at the end */
+        size_t i = 0;
+        for (size_t j = 0; j + 1 < n; j++)
+            if (cmp_mrec(&v[j], &v[n - 1]) < 0) swap_mrec(&v[i++], &v[j]);
+        swap_mrec(&v[i], &v[n - 1]);
+        /* recurse into the smaller side, loop on the larger: the stack stays logarithmic */
+        if (i < n - 1 - i) {
+            sort_recs(v, i, depth);
+            v += i + 1;
+            n -= i + 1;
+        } else {
+            sort_recs(v + i + 1, n - 1 - i, depth);
+            n = i;
+        }
+    }
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && cmp_mrec(&v[j], &v[j - 1]) < 0; j--)
+            swap_mrec(&v[j], &v[j - 1]);
 }
 
 static void sort_mem(tdx_xsort *x) {
-    if (x->recs.n > 1) qsort(x->recs.v, x->recs.n, sizeof *x->recs.v, cmp_mrec);
+    int depth = 0;
+    for (size_t n = x->recs.n; n > 1; n >>= 1) depth += 2;
+    sort_recs(x->recs.v, x->recs.n, depth);
 }
 
 /* Sorts the records in memory and appends them to the scratch file as one run. */
@@ -105,14 +164,26 @@ static int spill(tdx_xsort *x, tdx_err *err) {
     return 0;
 }
 
+/* The capacity a vector of capacity cap has once it holds want elements (tdx_vec_grow_'s rule). */
+static size_t grown(size_t cap, size_t want) {
+    size_t c = cap ? cap : 8;
+    while (c < want) c *= 2;
+    return c;
+}
+
 int tdx_xsort_add(tdx_xsort *x, uint64_t k1, uint64_t k2, const void *p, size_t n, tdx_err *err) {
     if (x->reading)
         return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: sort input after reading");
     if (n > UINT32_MAX) return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "sort record too large");
-    mrec m = {k1, k2, x->data.n, (uint32_t)n};
+    /* Spill before a buffer would grow past the budget: what counts is their capacity (they
+     * double), not the bytes in use. */
+    bool over =
+        grown(x->data.cap, x->data.n + n) + grown(x->recs.cap, x->recs.n + 1) * sizeof(mrec) >
+        x->budget;
+    if (x->recs.n && (over || x->recs.n == UINT32_MAX) && spill(x, err)) return -1;
+    mrec m = {k1, k2, x->data.n, (uint32_t)n, (uint32_t)x->recs.n};
     if (tdx_vec_push(&x->recs, m) || (n && tdx_buf_append(&x->data, p, n))) return nomem(err);
     x->count++;
-    if (x->data.n + x->recs.n * sizeof(mrec) > x->budget) return spill(x, err);
     return 0;
 }
 

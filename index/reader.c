@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "core/reader.h"
 #include "core/varint.h"
 #include "evcodec.h"
 #include "sumindex.h"

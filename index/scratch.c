@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FLUSH_AT (1u << 20)
+#define FLUSH_AT (512u << 10)
 
 int tdx_scratch_open(tdx_scratch *s, const char *beside, tdx_err *err) {
     memset(s, 0, sizeof *s);
@@ -36,25 +36,36 @@ int tdx_scratch_open(tdx_scratch *s, const char *beside, tdx_err *err) {
     return 0;
 }
 
-int tdx_scratch_flush(tdx_scratch *s, tdx_err *err) {
+static int write_all(int fd, const uint8_t *p, size_t n, tdx_err *err) {
     size_t off = 0;
-    while (off < s->buf.n) {
-        ssize_t k = write(s->fd, s->buf.v + off, s->buf.n - off);
+    while (off < n) {
+        ssize_t k = write(fd, p + off, n - off);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0)
             return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot write the scratch file: %s",
                             k < 0 ? strerror(errno) : "no space");
         off += (size_t)k;
     }
+    return 0;
+}
+
+int tdx_scratch_flush(tdx_scratch *s, tdx_err *err) {
+    if (write_all(s->fd, s->buf.v, s->buf.n, err)) return -1;
     s->buf.n = 0;
     return 0;
 }
 
+/* The buffer never holds more than FLUSH_AT bytes (so never grows past it: a build keeps a dozen
+ * of these files open at once); a piece that large is written at once. */
 int tdx_scratch_put(tdx_scratch *s, const void *p, size_t n, tdx_err *err) {
-    if (n && tdx_buf_append(&s->buf, p, n))
+    if (s->buf.n + n > FLUSH_AT && s->buf.n && tdx_scratch_flush(s, err)) return -1;
+    if (n >= FLUSH_AT) {
+        if (write_all(s->fd, p, n, err)) return -1;
+    } else if (n && tdx_buf_append(&s->buf, p, n)) {
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    }
     s->len += n;
-    return s->buf.n >= FLUSH_AT ? tdx_scratch_flush(s, err) : 0;
+    return 0;
 }
 
 int tdx_scratch_read(const tdx_scratch *s, uint64_t off, void *p, size_t n, tdx_err *err) {

@@ -12,7 +12,7 @@
 typedef struct tdx_scratch {
     int fd;       /* -1 until opened */
     uint64_t len; /* bytes appended so far (buffered ones included) */
-    tdx_buf buf;  /* appends are written in pieces of about 1 MiB */
+    tdx_buf buf;  /* appends not yet written (at most 512 KiB) */
 } tdx_scratch;
 
 /* Creates the file in the directory of `beside` (O_TMPFILE, else a named file removed at once). */
@@ -23,7 +23,7 @@ int tdx_scratch_put(tdx_scratch *s, const void *p, size_t n, tdx_err *err);
 int tdx_scratch_flush(tdx_scratch *s, tdx_err *err);
 /* Reads exactly n bytes at off (flushed bytes only). */
 int tdx_scratch_read(const tdx_scratch *s, uint64_t off, void *p, size_t n, tdx_err *err);
-/* Passes the whole file, in order, to put (pieces of at most 1 MiB). */
+/* Passes the whole file, in order, to put (pieces of at most 512 KiB). */
 int tdx_scratch_copy(tdx_scratch *s, int (*put)(void *ctx, const void *p, size_t n, tdx_err *err),
                      void *ctx, tdx_err *err);
 void tdx_scratch_close(tdx_scratch *s);

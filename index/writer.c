@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "core/hmap.h"
+#include "core/reader.h"
 #include "core/spec.h"
 #include "core/varint.h"
 #include "evcodec.h"
@@ -70,7 +71,7 @@ struct tdx_iwriter {
     int version;
     const uint8_t *trace;
     size_t trace_size;
-    uint64_t trace_hash;
+    uint64_t trace_hash, trace_sample; /* with have_hash: from the reader (tdx_read_stats) */
     bool have_hash;
     tdx_tables tab;
     tdx_evenc enc;
@@ -105,23 +106,6 @@ static int fail(tdx_iwriter *w, int kind, const char *msg) {
     if (!w->failed) tdx_errf(&w->err, kind, TDX_NO_OFFSET, "%s", msg);
     w->failed = 1;
     return -1;
-}
-
-uint64_t tdx_trace_sample_hash(const uint8_t *data, size_t size) {
-    /* 64 windows of 4 KiB spread evenly over the file, plus its size. */
-    XXH3_state_t *st = XXH3_createState();
-    if (!st) return 0;
-    XXH3_64bits_reset(st);
-    XXH3_64bits_update(st, &size, sizeof size);
-    const size_t win = 4096;
-    for (int i = 0; i < 64; i++) {
-        size_t off = size > win ? (size_t)((unsigned __int128)(size - win) * (unsigned)i / 63) : 0;
-        size_t n = size - off < win ? size - off : win;
-        XXH3_64bits_update(st, data + off, n);
-    }
-    uint64_t h = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    return h;
 }
 
 tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *trace,
@@ -191,8 +175,9 @@ const tdx_err *tdx_iwriter_error(const tdx_iwriter *w) {
     return &w->err;
 }
 
-void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h) {
+void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h, uint64_t sample) {
     w->trace_hash = h;
+    w->trace_sample = sample;
     w->have_hash = true;
 }
 uint64_t tdx_iwriter_size(const tdx_iwriter *w) {
@@ -437,6 +422,11 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
 int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
     int rc = w->failed || flush_block(w) ? -1 : 0;
     if (enc_end(w, true)) rc = -1;
+    /* The encoder's models and the block buffers are done (~11 MB the views' pass would keep). */
+    tdx_evenc_free(&w->enc);
+    tdx_evenc_init(&w->enc);
+    tdx_vec_free(&w->block);
+    tdx_vec_free(&w->blockbuf);
     if (!rc) rc = seal(w);
     if (rc) *err = w->err;
     return rc;
@@ -805,7 +795,8 @@ int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
         memcpy(h + H_TRACE_HEADER, w->trace, w->trace_size < 16 ? w->trace_size : 16);
         tdx_le64(h + H_TRACE_HASH,
                  w->have_hash ? w->trace_hash : XXH3_64bits(w->trace, w->trace_size));
-        tdx_le64(h + H_TRACE_SAMPLE, tdx_trace_sample_hash(w->trace, w->trace_size));
+        tdx_le64(h + H_TRACE_SAMPLE,
+                 w->have_hash ? w->trace_sample : tdx_trace_sample_hash(w->trace, w->trace_size));
         tdx_le64(h + H_SECTAB_HASH, XXH3_64bits(st.tab.v, st.tab.n));
         tdx_le64(h + H_HEADER_HASH, XXH3_64bits(h, H_HEADER_HASH));
         rc = tdx_afile_pwrite(&w->f, h, sizeof h, 0, &w->err);

@@ -58,8 +58,9 @@ int tdx_iwriter_stream_end(tdx_iwriter *w, tdx_err *err);
 /* Drops everything written since tdx_iwriter_stream_begin and closes the stream. */
 int tdx_iwriter_stream_abandon(tdx_iwriter *w, tdx_err *err);
 
-/* The XXH3 of every trace byte, when the caller computed it while reading (else finish does). */
-void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h);
+/* The trace's identity hashes (XXH3 of every byte, tdx_trace_sample_hash), when the caller
+ * computed them while reading (tdx_read_stats); else finish does, through the trace's pages. */
+void tdx_iwriter_set_trace_hash(tdx_iwriter *w, uint64_t h, uint64_t sample);
 
 /* Writes every section and commits the file. The writer is freed either way. */
 int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err);
@@ -71,8 +72,5 @@ const tdx_err *tdx_iwriter_error(const tdx_iwriter *w);
 
 /* Size in bytes of what has been written so far. */
 uint64_t tdx_iwriter_size(const tdx_iwriter *w);
-
-/* The sampled identity hash of a trace (cheap to recompute when checking for staleness). */
-uint64_t tdx_trace_sample_hash(const uint8_t *data, size_t size);
 
 #endif

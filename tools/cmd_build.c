@@ -180,7 +180,7 @@ int cmd_build(int argc, char **argv) {
         goto done;
     }
     cli_progress_end(&prog);
-    tdx_iwriter_set_trace_hash(w, st.input_hash);
+    tdx_iwriter_set_trace_hash(w, st.input_hash, st.input_sample);
     double t1 = cli_now();
     if (verbose)
         fprintf(stderr,

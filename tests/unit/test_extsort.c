@@ -27,7 +27,11 @@ static uint64_t rnd(uint64_t *st) {
     return *st >> 17;
 }
 
-static void check(size_t n, size_t budget, uint64_t keys, size_t want_runs_min) {
+/* Key patterns beside random ones: the in-memory sort must not depend on the input's order. */
+enum { RANDOM, ASCENDING, DESCENDING, SAWTOOTH };
+
+static void check_pattern(size_t n, size_t budget, uint64_t keys, size_t want_runs_min,
+                          int pattern) {
     char beside[] = "/tmp/extsort-test.tidx";
     tdx_xsort *x = tdx_xsort_new(beside, budget);
     cr_assert_not_null(x);
@@ -36,7 +40,10 @@ static void check(size_t n, size_t budget, uint64_t keys, size_t want_runs_min) 
     uint64_t st = n * 31 + budget;
     tdx_err err;
     for (size_t i = 0; i < n; i++) {
-        r[i].k1 = rnd(&st) % keys;
+        r[i].k1 = pattern == ASCENDING    ? i / 3
+                  : pattern == DESCENDING ? (n - i) / 3
+                  : pattern == SAWTOOTH   ? i % 97
+                                          : rnd(&st) % keys;
         r[i].k2 = rnd(&st) % 3;
         r[i].seq = i;
         r[i].n = (uint32_t)(rnd(&st) % sizeof r[i].p);
@@ -66,6 +73,10 @@ static void check(size_t n, size_t budget, uint64_t keys, size_t want_runs_min) 
     free(r);
 }
 
+static void check(size_t n, size_t budget, uint64_t keys, size_t want_runs_min) {
+    check_pattern(n, budget, keys, want_runs_min, RANDOM);
+}
+
 Test(extsort, empty) {
     check(0, 1 << 20, 10, 0);
 }
@@ -77,6 +88,15 @@ Test(extsort, in_memory) {
 /* 4 KiB budget: hundreds of runs; few keys, so equal keys span runs and must keep their order. */
 Test(extsort, many_runs_stable) {
     check(20000, 4096, 50, 100);
+}
+
+/* Ordered, reversed and repeating keys (the in-memory quicksort's bad cases), with empty
+ * payloads among them: same order as a stable sort, in memory and spilled. */
+Test(extsort, patterns) {
+    for (int p = ASCENDING; p <= SAWTOOTH; p++) {
+        check_pattern(40000, 64 << 20, 0, 0, p);
+        check_pattern(40000, 64 << 10, 0, 10, p);
+    }
 }
 
 Test(extsort, spilled_wide_keys) {
