@@ -100,7 +100,12 @@ static int deliver_ctx_init(deliver_ctx *d, const tdx_read_opts *o, tdx_read_sta
     if (o->hash_input) {
         d->hash = XXH3_createState();
         d->sample = XXH3_createState();
-        if (!d->hash || !d->sample) return -1;
+        if (!d->hash || !d->sample) {
+            XXH3_freeState(d->hash);
+            XXH3_freeState(d->sample);
+            d->hash = d->sample = NULL;
+            return -1;
+        }
         XXH3_64bits_reset(d->hash);
         XXH3_64bits_reset(d->sample);
         XXH3_64bits_update(d->sample, &size, sizeof size);

@@ -6,7 +6,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
+#include "reader.h"
 #include "source.h"
 #include "spec.h"
 
@@ -675,6 +677,12 @@ int tdx_read_v1(const uint8_t *data, size_t size, int version, const tdx_read_op
     }
     if (opts->progress) opts->progress(opts->progress_ctx, size, size, stats->events);
     rc = deliver_sync(&c, c.last_ts + 1, NULL, err);
+    /* An old trace is parsed whole (nothing is released early), so hashing it at the end costs
+     * no extra residency. */
+    if (!rc && opts->hash_input) {
+        stats->input_hash = XXH3_64bits(data, size);
+        stats->input_sample = tdx_trace_sample_hash(data, size);
+    }
 out:
     conv_free(&c);
     tdx_v1_trace_free(t);

@@ -160,6 +160,16 @@ def check_index(tdx, name, tmp):
     p = run([tdx, "info", "--verify", os.path.join(tmp, name + ".j1.tidx")])
     if p.returncode != 0 or b"all checksums verified" not in p.stdout:
         fail("info --verify: " + p.stderr.decode())
+    # Given the trace, info and query find the index beside it and must find it current: the
+    # trace identity it records (full hash and sampled hash) is the trace's, old formats included.
+    beside = os.path.join(tmp, "beside.trace")
+    os.symlink(os.path.abspath(trace), beside)
+    with open(beside + ".tidx", "wb") as f:
+        f.write(outs[0])
+    for args in (["info", beside], ["query", beside, "--range", "0:+1us", "-o", beside + ".json"]):
+        p = run([tdx] + args)
+        if p.returncode != 0:
+            fail("%s given the trace: %s" % (args[0], p.stderr.decode()))
 
 
 def sections(path):
