@@ -944,6 +944,11 @@ struct tdx_evdec {
     thr *T;
     hent *heap;
     size_t cap; /* threads T and heap have room for */
+    /* The block being decoded (tdx_evdec_begin): events in all and given so far, threads, heap
+     * entries in use, and the header's flags. */
+    size_t n, done, nthr, nh;
+    int explicit_order, heap_thr, gs;
+    bool open;
 };
 
 tdx_evdec *tdx_evdec_new(void) {
@@ -965,7 +970,25 @@ void tdx_evdec_free(tdx_evdec *x) {
     free(x);
 }
 
-static int decode_block(tdx_evdec *X, const uint8_t *p, size_t len, size_t n, tdx_event *out);
+static int dec_begin(tdx_evdec *X, const uint8_t *p, size_t len, size_t n);
+static int dec_run(tdx_evdec *X, tdx_event *out, size_t m);
+
+static int decode_block(tdx_evdec *X, const uint8_t *p, size_t len, size_t n, tdx_event *out) {
+    return dec_begin(X, p, len, n) || dec_run(X, out, n) ? -1 : 0;
+}
+
+int tdx_evdec_begin(tdx_evdec *x, const uint8_t *p, size_t len, size_t n) {
+    return dec_begin(x, p, len, n);
+}
+
+int tdx_evdec_next(tdx_evdec *x, tdx_event *out, size_t max, size_t *got) {
+    *got = 0;
+    if (!x->open) return x->done == x->n ? 0 : -1;
+    size_t m = x->n - x->done < max ? x->n - x->done : max;
+    if (dec_run(x, out, m)) return -1;
+    *got = m;
+    return 0;
+}
 
 int tdx_evdec_block(tdx_evdec *x, const uint8_t *p, size_t len, size_t n, tdx_event *out) {
     if (x) return decode_block(x, p, len, n, out);
@@ -975,7 +998,11 @@ int tdx_evdec_block(tdx_evdec *x, const uint8_t *p, size_t len, size_t n, tdx_ev
     return rc;
 }
 
-static int decode_block(tdx_evdec *X, const uint8_t *p, size_t len, size_t n, tdx_event *out) {
+/* Reads the block's header and each thread's first event: the state dec_run goes on from. */
+static int dec_begin(tdx_evdec *X, const uint8_t *p, size_t len, size_t n) {
+    X->open = false;
+    X->n = n;
+    X->done = 0;
     const uint8_t *end = p + len;
     if (len < 1) return -1;
     uint8_t flags = *p++;
@@ -1024,7 +1051,31 @@ static int decode_block(tdx_evdec *X, const uint8_t *p, size_t len, size_t n, td
             hup(heap, nh++);
         }
     }
-    for (size_t i = 0; i < n; i++) {
+    X->nthr = (size_t)nthr;
+    X->nh = nh;
+    X->explicit_order = explicit_order;
+    X->heap_thr = heap_thr;
+    X->gs = gs;
+    X->open = true;
+    rc = 0;
+out:
+    return rc;
+}
+
+/* Decodes the block's next m events into out[0..m) (m <= what is left); after its last event,
+ * checks that every thread and stream ended exactly there. */
+static int dec_run(tdx_evdec *X, tdx_event *out, size_t m) {
+    if (!X->open || m > X->n - X->done) return -1;
+    X->open = false; /* until this run succeeds */
+    tdx_rans_dec *d = &X->W.d;
+    model *M = &X->W.M;
+    thr *T = X->T;
+    hent *heap = X->heap;
+    uint64_t nthr = X->nthr;
+    size_t nh = X->nh;
+    int explicit_order = X->explicit_order, heap_thr = X->heap_thr, gs = X->gs;
+    int rc = -1;
+    for (size_t i = 0; i < m; i++) {
         tdx_event *e = &out[i];
         uint64_t j;
         if (explicit_order) {
@@ -1104,10 +1155,17 @@ static int decode_block(tdx_evdec *X, const uint8_t *p, size_t len, size_t n, td
         }
         if (d->bad) goto out;
     }
-    /* Every thread must have ended, and every stream been consumed exactly. */
-    for (uint64_t j = 0; j < nthr; j++)
-        if (T[j].next != END_TYPE) goto out;
-    if (!tdx_rans_dec_ok(d)) goto out;
+    X->nh = nh;
+    X->done += m;
+    if (X->done == X->n) {
+        /* Every thread must have ended, and every stream been consumed exactly. */
+        for (uint64_t j = 0; j < nthr; j++)
+            if (T[j].next != END_TYPE) goto out;
+        if (!tdx_rans_dec_ok(d)) goto out;
+        rc = 0;
+        goto out;
+    }
+    X->open = true;
     rc = 0;
 out:
     return rc;

@@ -60,4 +60,12 @@ void tdx_evdec_free(tdx_evdec *d);
  * out of bounds). */
 int tdx_evdec_block(tdx_evdec *d, const uint8_t *p, size_t len, size_t n, tdx_event *out);
 
+/* The same, a piece at a time (a reader then works in a small buffer): begin reads the block's
+ * header, each next decodes up to max more events into out (*got of them; 0 once all n were
+ * given) and, with the last one, checks that the block ends there. The bytes must stay valid
+ * until then. Each returns 0, or -1 when the block is malformed or memory runs out; after -1,
+ * nothing more comes from the block. */
+int tdx_evdec_begin(tdx_evdec *d, const uint8_t *p, size_t len, size_t n);
+int tdx_evdec_next(tdx_evdec *d, tdx_event *out, size_t max, size_t *got);
+
 #endif

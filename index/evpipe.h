@@ -1,9 +1,10 @@
-/* evpipe.h: reads a run of an index's event blocks one block ahead on a second thread, so a
+/* evpipe.h: reads a run of an index's event blocks a few pieces ahead on a second thread, so a
  * query's replay overlaps decoding (rANS, checks) with the viewer generator and JSON output. */
 #ifndef TDX_EVPIPE_H
 #define TDX_EVPIPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/error.h"
 #include "core/event.h"
@@ -16,9 +17,11 @@ typedef struct tdx_evpipe tdx_evpipe;
  * cannot be started). NULL when out of memory. */
 tdx_evpipe *tdx_evpipe_start(const tdx_index *ix, size_t first, size_t last);
 
-/* The next block, in order: 1 with its events in *evs (valid until the next call or stop) and
- * their count in *n; 0 after the last block; -1 with *err set when the block is damaged. */
-int tdx_evpipe_next(tdx_evpipe *p, const tdx_event **evs, size_t *n, tdx_err *err);
+/* The next piece of events, in order (up to ~1000 of a block): 1 with them in *evs (valid until
+ * the next call or stop), their count in *n and the index of the first in *first; 0 after the
+ * last block; -1 with *err set when a block is damaged (events of that block may have come
+ * before: only the end of a block shows some damage). */
+int tdx_evpipe_next(tdx_evpipe *p, const tdx_event **evs, size_t *n, uint64_t *first, tdx_err *err);
 
 /* Stops the reader (wherever it is) and frees everything. NULL is fine. */
 void tdx_evpipe_stop(tdx_evpipe *p);

@@ -151,7 +151,6 @@ typedef struct replay {
     bool counters_due;
     int64_t counters_at;
     int64_t t0;
-    size_t block; /* the block holding event `from` (start_pipe sets it) */
 } replay;
 
 /* The blocks holding events [from, to), decoded ahead on the pipe's thread from now on. */
@@ -159,7 +158,7 @@ static tdx_evpipe *start_pipe(qctx *q, replay *r) {
     tdx_index *ix = q->ix;
     size_t b = 0, last = 0;
     if (r->from < r->to && r->from < ix->meta[M_EVENTS]) {
-        b = r->block = tdx_index_block_of_event(ix, r->from);
+        b = tdx_index_block_of_event(ix, r->from);
         last = tdx_index_block_of_event(ix, r->to - 1) + 1;
         if (last > ix->nblocks) last = ix->nblocks;
     }
@@ -172,13 +171,12 @@ static tdx_evpipe *start_pipe(qctx *q, replay *r) {
 static int run_replay(qctx *q, tdx_evpipe *pipe, tdx_viewgen *vg, replay *r, tdx_query_stats *st) {
     tdx_index *ix = q->ix;
     if (r->from >= r->to || r->from >= ix->meta[M_EVENTS]) return 0;
-    size_t b = r->block;
-    uint64_t idx = r->from;
+    uint64_t idx = r->from, first;
     int rc = 0;
     const tdx_event *evs;
     size_t n;
-    while (idx < r->to && (rc = tdx_evpipe_next(pipe, &evs, &n, q->err)) == 1) {
-        uint64_t first = tdx_index_block_first_event(ix, b++);
+    while (idx < r->to && (rc = tdx_evpipe_next(pipe, &evs, &n, &first, q->err)) == 1) {
+        if (first + n <= idx) continue; /* before `from` in its block */
         for (size_t i = (size_t)(idx - first); i < n && idx < r->to; i++, idx++) {
             const tdx_event *e = &evs[i];
             if (r->counters_due && e->time - r->t0 >= r->counters_at) {

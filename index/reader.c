@@ -320,24 +320,49 @@ int64_t tdx_index_block_last_time(const tdx_index *ix, size_t b) {
     return (int64_t)tdx_rd64(ix->evdir + b * D_SIZE + D_LAST_TIME);
 }
 
-int tdx_index_read_block(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t *n,
-                         tdx_err *err) {
-    if (b >= ix->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no event block %zu", b);
+/* Block b's bytes, its file offset and its name for messages. */
+static const uint8_t *block_bytes(const tdx_index *ix, size_t b, uint32_t *len, uint32_t *ne,
+                                  uint64_t *off, char *what, size_t whatsz) {
     const uint8_t *d = ix->evdir + b * D_SIZE;
-    uint64_t off = ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(d + D_OFFSET);
-    uint32_t len = tdx_rd32(d + D_LENGTH), ne = tdx_rd32(d + D_NEVENTS);
-    const uint8_t *p = ix->data + off;
+    *off = ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(d + D_OFFSET);
+    *len = tdx_rd32(d + D_LENGTH);
+    *ne = tdx_rd32(d + D_NEVENTS);
+    snprintf(what, whatsz, "event block %zu", b);
+    return ix->data + *off;
+}
+
+int tdx_index_block_begin(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_err *err) {
+    if (b >= ix->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no event block %zu", b);
+    uint32_t len, ne;
+    uint64_t off;
     char what[64];
-    snprintf(what, sizeof what, "event block %zu", b);
-    if (XXH3_64bits(p, len) != tdx_rd64(d + D_HASH)) return corrupt(err, off, what);
-    if (tdx_evdec_block(dec, p, len, ne, out)) return corrupt(err, off, what);
+    const uint8_t *p = block_bytes(ix, b, &len, &ne, &off, what, sizeof what);
+    if (XXH3_64bits(p, len) != tdx_rd64(ix->evdir + b * D_SIZE + D_HASH) ||
+        tdx_evdec_begin(dec, p, len, ne))
+        return corrupt(err, off, what);
+    return 0;
+}
+
+int tdx_index_block_next(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t max,
+                         size_t *n, tdx_err *err) {
+    uint32_t len, ne;
+    uint64_t off;
+    char what[64];
+    (void)block_bytes(ix, b, &len, &ne, &off, what, sizeof what);
+    if (tdx_evdec_next(dec, out, max, n)) return corrupt(err, off, what);
     uint64_t nstr = ix->tabs.strings.n, nstk = ix->tabs.stacks.n;
-    for (uint32_t i = 0; i < ne; i++)
+    for (size_t i = 0; i < *n; i++)
         if (out[i].stack >= nstk || out[i].tstack >= nstk || out[i].str[0] >= nstr ||
             out[i].str[1] >= nstr)
             return corrupt(err, off, what);
-    *n = ne;
     return 0;
+}
+
+int tdx_index_read_block(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t *n,
+                         tdx_err *err) {
+    *n = 0;
+    if (tdx_index_block_begin(ix, dec, b, err)) return -1;
+    return tdx_index_block_next(ix, dec, b, out, TDX_EVBLOCK_EVENTS, n, err);
 }
 
 size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t) {

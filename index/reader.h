@@ -72,6 +72,11 @@ int64_t tdx_index_block_last_time(const tdx_index *ix, size_t b);
  * TDX_EVBLOCK_EVENTS events; *n gets the count. */
 int tdx_index_read_block(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t *n,
                          tdx_err *err);
+/* The same a piece at a time: begin checks block b's checksum and starts decoding it with dec;
+ * each next decodes up to max more of its events into out (*n of them; 0 after the last). */
+int tdx_index_block_begin(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_err *err);
+int tdx_index_block_next(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t max,
+                         size_t *n, tdx_err *err);
 
 /* The first block whose last event is at or after time t (nblocks if none). */
 size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t);

@@ -97,7 +97,20 @@ static int ev_eq(const tdx_event *a, const tdx_event *b) {
  * pipe keeps one: each decode through it must equal a fresh decoder's. */
 static tdx_evdec *reused;
 
-/* Decodes from an exact-size heap copy, with a fresh decoder and with the reused one. */
+/* The block decoded `piece` events at a time (tdx_evdec_begin/_next): 0 or -1. */
+static int decode_pieces(tdx_evdec *x, const uint8_t *p, size_t len, size_t n, size_t piece,
+                         tdx_event *out) {
+    if (tdx_evdec_begin(x, p, len, n)) return -1;
+    for (size_t at = 0, got;; at += got) {
+        if (tdx_evdec_next(x, out + at, piece, &got)) return -1;
+        cr_assert_leq(got, piece);
+        if (!got) return at == n ? 0 : -1;
+        cr_assert_leq(at + got, n);
+    }
+}
+
+/* Decodes from an exact-size heap copy, with a fresh decoder and with the reused one, whole and
+ * a piece at a time: every way must agree on the outcome and, when it decodes, on the events. */
 static int decode_guarded(const uint8_t *p, size_t len, size_t n, tdx_event *out) {
     uint8_t *buf = malloc(len ? len : 1);
     tdx_event *again = calloc(n + 1, sizeof *again);
@@ -109,6 +122,14 @@ static int decode_guarded(const uint8_t *p, size_t len, size_t n, tdx_event *out
     cr_assert_eq(tdx_evdec_block(reused, buf, len, n, again), rc, "a reused decoder disagrees");
     for (size_t i = 0; i < n && rc == 0; i++)
         cr_assert(ev_eq(&out[i], &again[i]), "event %zu differs with a reused decoder", i);
+    static const size_t pieces[] = {1, 7, 1000};
+    for (size_t k = 0; k < sizeof pieces / sizeof *pieces; k++) {
+        memset(again, 0, (n + 1) * sizeof *again);
+        cr_assert_eq(decode_pieces(reused, buf, len, n, pieces[k], again), rc,
+                     "decoding %zu events at a time disagrees", pieces[k]);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            cr_assert(ev_eq(&out[i], &again[i]), "event %zu differs, %zu at a time", i, pieces[k]);
+    }
     free(again);
     free(buf);
     return rc;
