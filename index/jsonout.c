@@ -442,6 +442,13 @@ int tdx_jsonw_finish(tdx_jsonw *w) {
             first = 0;
         }
         for (size_t i = 0; i < chunk && !w->err; i++) {
+            /* The ids come in text order, scattered over the tree: fetch ahead. */
+            if (w->frames.prefetch) {
+                size_t j = done + i;
+                if (j + 16 < w->marked.n)
+                    w->frames.prefetch(w->frames.self, w->marked.v[j + 16], 0);
+                if (j + 8 < w->marked.n) w->frames.prefetch(w->frames.self, w->marked.v[j + 8], 1);
+            }
             tdx_str func;
             uint64_t line;
             uint32_t parent, id = w->marked.v[done + i];

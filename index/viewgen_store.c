@@ -446,8 +446,30 @@ static int tree_frame(void *self, uint32_t id, tdx_str *func, uint64_t *line, ui
     return tdx_vgtree_frame(self, id, func, line, parent);
 }
 
+/* Stage 0: the frame's node record; stage 1 (the record is in cache by then): its parent's frame
+ * id and its function name's string slot. */
+static void tree_prefetch(void *self, uint32_t id, int stage) {
+    const tdx_vgtree *t = self;
+    const tdx_vgstore *s = t->store;
+    if (id == 0 || id >= t->node_of.n || !s->node_recs) return;
+    uint32_t node = t->node_of.v[id];
+    if (node == 0 || node >= s->nnodes_recs) return;
+    const uint8_t *r = s->node_recs + (size_t)(node - 1) * TDX_VGNODE_REC;
+    if (stage == 0) {
+        __builtin_prefetch(r);
+        return;
+    }
+    uint32_t parent = tdx_rd32(r + 16), func = tdx_rd32(r + 20);
+    if (parent < t->id_of.n) __builtin_prefetch(&t->id_of.v[parent]);
+    if (func < s->nident) {
+        if (func < s->ident->strings.n) __builtin_prefetch(&s->ident->strings.v[func]);
+    } else if (func < s->strs.n) {
+        __builtin_prefetch(&s->strs.v[func]);
+    }
+}
+
 tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t) {
-    return (tdx_vgframes){t, tree_stack, tree_frame};
+    return (tdx_vgframes){t, tree_stack, tree_frame, tree_prefetch};
 }
 
 int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out) {

@@ -133,6 +133,9 @@ typedef struct tdx_vgframes {
     void *self;
     uint32_t (*stack)(void *self, uint32_t key);
     int (*frame)(void *self, uint32_t id, tdx_str *func, uint64_t *line, uint32_t *parent);
+    /* Optional: starts loading what frame(id) will read, in two stages (0, then 1 a few ids
+     * later), so that a run of lookups overlaps its cache misses. */
+    void (*prefetch)(void *self, uint32_t id, int stage);
 } tdx_vgframes;
 
 /* The default tree: frame ids over the store's nodes (the two trees have the same shape, since
