@@ -14,8 +14,9 @@ typedef struct tdx_evpipe tdx_evpipe;
 
 /* Starts reading blocks first..last-1 of ix at once, so the caller may do other work while the
  * first blocks decode (decoding on the calling thread instead, in tdx_evpipe_next, when a thread
- * cannot be started). NULL when out of memory. */
-tdx_evpipe *tdx_evpipe_start(const tdx_index *ix, size_t first, size_t last);
+ * cannot be started); the reader also unpacks the string chunks named by the events timed in
+ * [tmin, tmax] (tdx_index_strings_ahead: one pipe per index at a time). NULL when out of memory. */
+tdx_evpipe *tdx_evpipe_start(tdx_index *ix, size_t first, size_t last, int64_t tmin, int64_t tmax);
 
 /* The next piece of events, in order (up to ~1000 of a block): 1 with them in *evs (valid until
  * the next call or stop), their count in *n and the index of the first in *first; 0 after the

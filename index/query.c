@@ -151,6 +151,7 @@ typedef struct replay {
     bool counters_due;
     int64_t counters_at;
     int64_t t0;
+    int64_t smin, smax; /* the events whose strings the pipe unpacks ahead */
 } replay;
 
 /* The blocks holding events [from, to), decoded ahead on the pipe's thread from now on. */
@@ -162,7 +163,7 @@ static tdx_evpipe *start_pipe(qctx *q, replay *r) {
         last = tdx_index_block_of_event(ix, r->to - 1) + 1;
         if (last > ix->nblocks) last = ix->nblocks;
     }
-    tdx_evpipe *pipe = tdx_evpipe_start(ix, b, last);
+    tdx_evpipe *pipe = tdx_evpipe_start(ix, b, last, r->smin, r->smax);
     if (!pipe) oom(q);
     return pipe;
 }
@@ -358,10 +359,13 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
             }
         if (d < q.nck) r.to = tdx_rd64(ck(&q, d) + CK_EVENT);
         r.counters_due = qq->has_window && o->wstart <= o->wend;
+        r.smin = o->wstart > INT64_MAX - t0 ? INT64_MAX : t0 + o->wstart;
+        r.smax = o->wend > INT64_MAX - t0 ? INT64_MAX : t0 + o->wend;
         r.counters_at = o->wstart;
     } else {
         for (uint64_t k = 1; k < q.nck && (int64_t)tdx_rd64(ck(&q, k) + CK_NOPT) <= S; k++) c = k;
         r.stop_after = E;
+        r.smin = INT64_MIN, r.smax = INT64_MAX;
     }
     r.from = tdx_rd64(ck(&q, c) + CK_EVENT);
     st->checkpoint = c;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,24 +75,50 @@ const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, td
 /* tdx_gen_str's hook: unpacks the chunk holding string id. A chunk that fails (its checksum or
  * structure is wrong) reads as empty strings and is reported by tdx_index_strings_ok, so that
  * no reader of the tables needs an error path. */
-static void fill_strings(void *ctx, uint32_t id) {
-    tdx_index *ix = ctx;
-    uint64_t k = id >> TDX_STR_CHUNK_SHIFT;
+/* Unpacks chunk k into arena a, once claimed: the strings of a damaged chunk read as "". */
+static void unpack_chunk(tdx_index *ix, uint64_t k, tdx_arena *a) {
     int oom;
-    if (k >= ix->strpack_.nchunks) return;
-    if (tdx_strpack_chunk(&ix->strpack_, k, &ix->tabs.arena, ix->tabs.strings.v, &oom)) {
+    if (tdx_strpack_chunk(&ix->strpack_, k, a, ix->tabs.strings.v, &oom)) {
         uint64_t first = k * TDX_STR_CHUNK, last = first + TDX_STR_CHUNK;
         if (last > ix->tabs.strings.n) last = ix->tabs.strings.n;
         for (uint64_t i = first; i < last; i++)
             ix->tabs.strings.v[i] = (tdx_str){(const uint8_t *)"", 0};
-        ix->strings_bad = oom ? 2 : 1;
+        __atomic_store_n(&ix->strings_bad, oom ? 2 : 1, __ATOMIC_RELAXED);
     }
-    ix->str_ready_[k] = 1;
+    __atomic_store_n(&ix->str_ready_[k], 1, __ATOMIC_RELEASE);
+}
+
+static bool claim_chunk(tdx_index *ix, uint64_t k) {
+    uint8_t free_ = 0;
+    return __atomic_compare_exchange_n(&ix->str_claim_[k], &free_, 1, false, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+/* tabs.str_fill: the chunk of id, unpacked here unless the other thread has it in hand (then
+ * this waits for it: tens of microseconds). */
+static void fill_strings(void *ctx, uint32_t id) {
+    tdx_index *ix = ctx;
+    uint64_t k = id >> TDX_STR_CHUNK_SHIFT;
+    if (k >= ix->strpack_.nchunks || __atomic_load_n(&ix->str_ready_[k], __ATOMIC_ACQUIRE)) return;
+    if (claim_chunk(ix, k)) {
+        unpack_chunk(ix, k, &ix->tabs.arena);
+        return;
+    }
+    while (!__atomic_load_n(&ix->str_ready_[k], __ATOMIC_ACQUIRE)) sched_yield();
+}
+
+void tdx_index_strings_ahead(tdx_index *ix, uint32_t id) {
+    uint64_t k = id >> TDX_STR_CHUNK_SHIFT;
+    if (!ix->str_claim_ || k >= ix->strpack_.nchunks ||
+        __atomic_load_n(&ix->str_ready_[k], __ATOMIC_ACQUIRE))
+        return;
+    if (claim_chunk(ix, k)) unpack_chunk(ix, k, &ix->ahead_arena_);
 }
 
 int tdx_index_strings_ok(const tdx_index *ix, tdx_err *err) {
-    if (!ix->strings_bad) return 0;
-    if (ix->strings_bad == 2) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    int bad = __atomic_load_n(&ix->strings_bad, __ATOMIC_RELAXED);
+    if (!bad) return 0;
+    if (bad == 2) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
 }
 
@@ -121,7 +148,9 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     g->strings.n = n;
     if (!ix->strpack_.stored) {
         ix->str_ready_ = calloc((size_t)ix->strpack_.nchunks, 1);
-        if (!ix->str_ready_) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        ix->str_claim_ = calloc((size_t)ix->strpack_.nchunks, 1);
+        if (!ix->str_ready_ || !ix->str_claim_)
+            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         g->str_ready = ix->str_ready_;
         g->str_ctx = ix;
         g->str_fill = fill_strings;
@@ -304,7 +333,9 @@ void tdx_index_close(tdx_index *ix) {
     tdx_gen_free(&ix->tabs);
     tdx_strpack_close(&ix->strpack_);
     free(ix->str_ready_);
-    ix->str_ready_ = NULL;
+    free(ix->str_claim_);
+    ix->str_ready_ = ix->str_claim_ = NULL;
+    tdx_arena_free(&ix->ahead_arena_);
 }
 
 uint64_t tdx_index_block_first_event(const tdx_index *ix, size_t b) {

@@ -38,12 +38,19 @@ typedef struct tdx_index {
     uint64_t trace_size, trace_hash, trace_sample;
     uint8_t trace_header[16];
     void *map_;
-    /* The string table unpacks a chunk at a time, on first use (tdx_gen_str on tabs). */
+    /* The string table unpacks a chunk at a time, on first use (tdx_gen_str on tabs), or ahead
+     * on a query's second thread (tdx_index_strings_ahead): a chunk is unpacked by whichever
+     * thread claims it first (str_claim_), published by str_ready_ (atomic, acquire/release). */
     tdx_strpack strpack_;
-    uint8_t *str_ready_;
+    uint8_t *str_ready_, *str_claim_;
+    tdx_arena ahead_arena_; /* the chunks unpacked ahead (tabs.arena: the calling thread's) */
     int strings_bad; /* a chunk failed to unpack: its strings read as "" (see tdx_index_strings_ok)
                       */
 } tdx_index;
+
+/* For one second thread at a time (a query's event pipe), beside the thread using the index:
+ * unpacks the chunk of string id unless it is unpacked or being unpacked already. Never waits. */
+void tdx_index_strings_ahead(tdx_index *ix, uint32_t id);
 
 /* 0 when every string used so far unpacked; else -1 with err set (a damaged STRINGS section
  * whose checksum still matched). Callers check it after producing output from the tables. */
