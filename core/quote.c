@@ -2,6 +2,9 @@
 #include "quote.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "unicode_tables.h"
 
@@ -452,6 +455,32 @@ static size_t json_escape(const uint8_t *s, size_t n, size_t i, char esc[6], siz
 
 static int json_plain(uint8_t c) {
     return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+}
+
+/* Names are mostly longer than 16 bytes: SSE2 (x86-64's baseline) checks 16 at a time, the
+ * last 16 overlapping. */
+bool tdx_json_plain(const uint8_t *s, size_t n) {
+#ifdef __SSE2__
+    if (n >= 16) {
+        const __m128i lo = _mm_set1_epi8(0x20), q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'),
+                      amp = _mm_set1_epi8('&'), lt = _mm_set1_epi8('<'), gt = _mm_set1_epi8('>');
+        for (size_t i = 0;; i += 16) {
+            if (i + 16 > n) i = n - 16;
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            /* signed: bytes >= 0x80 are negative, so below 0x20 too */
+            __m128i bad = _mm_or_si128(_mm_cmplt_epi8(v, lo),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, q), _mm_cmpeq_epi8(v, bs)));
+            bad = _mm_or_si128(
+                bad, _mm_or_si128(_mm_cmpeq_epi8(v, amp),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v, lt), _mm_cmpeq_epi8(v, gt))));
+            if (_mm_movemask_epi8(bad)) return false;
+            if (i + 16 == n) return true;
+        }
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        if (!json_plain(s[i])) return false;
+    return true;
 }
 
 size_t tdx_json_quote_len(const uint8_t *s, size_t n) {

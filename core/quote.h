@@ -3,6 +3,7 @@
 #ifndef TDX_QUOTE_H
 #define TDX_QUOTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,9 @@ int tdx_unicode_isprint(uint32_t r);
  * \u00XX lower-case hex, < > & -> \u003c \u003e \u0026, U+2028/U+2029 -> \u2028/\u2029, each byte
  * of an invalid UTF-8 sequence -> \ufffd, everything else raw UTF-8 (DEL included). 0 or -1. */
 int tdx_json_quote(tdx_buf *out, const uint8_t *s, size_t n);
+
+/* Whether tdx_json_quote copies s[0..n) as it is: printable ASCII with nothing to escape. */
+bool tdx_json_plain(const uint8_t *s, size_t n);
 
 /* Byte length tdx_json_quote would append (no allocation). */
 size_t tdx_json_quote_len(const uint8_t *s, size_t n);

@@ -145,26 +145,9 @@ size_t tdx_json_usec(char *buf, int64_t ns) {
 
 /* ---- event serialization ---- */
 
-/* Bytes encoding/json writes unchanged inside a string. */
-static const uint8_t plain[256] = {
-#define R8(x) x, x, x, x, x, x, x, x
-    R8(0), R8(0), R8(0), R8(0),                         /* 0x00-0x1f */
-    1,     1,     0,     1,     1,     1,     0,     1, /* space ! " # $ % & ' */
-    R8(1),                                              /* ( ) * + , - . / */
-    R8(1),                                              /* 0-7 */
-    1,     1,     1,     1,     0,     1,     0,     1, /* 8 9 : ; < = > ? */
-    R8(1), R8(1), R8(1),                                /* @ A-W */
-    1,     1,     1,     1,     0,     1,     1,     1, /* X Y Z [ \ ] ^ _ */
-    R8(1), R8(1), R8(1), R8(1),                         /* ` a-z { | } ~ DEL */
-    R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
-    R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0), R8(0),
-#undef R8
-};
-
+/* A JSON string: copied as it is when nothing needs escaping (nearly always). */
 static int put_quoted(tdx_buf *b, const uint8_t *s, size_t n) {
-    size_t i = 0;
-    while (i < n && plain[s[i]]) i++;
-    if (i < n) return tdx_json_quote(b, s, n);
+    if (!tdx_json_plain(s, n)) return tdx_json_quote(b, s, n);
     if (tdx_vec_reserve(b, b->n + n + 2)) return -1;
     b->v[b->n++] = '"';
     if (n) memcpy(b->v + b->n, s, n);
@@ -454,11 +437,7 @@ int tdx_jsonw_finish(tdx_jsonw *w) {
             uint32_t parent, id = w->marked.v[done + i];
             if (w->frames.frame(w->frames.self, id, &func, &line, &parent)) continue;
             tdx_buf *b = &w->out;
-            tmp.n = 0;
-            char num[24];
-            if (tdx_buf_append(&tmp, func.p, func.n) || tdx_buf_append(&tmp, ":", 1) ||
-                tdx_buf_append(&tmp, num, tdx_json_u64(num, line)) ||
-                tdx_vec_reserve(b, b->n + 64)) {
+            if (tdx_vec_reserve(b, b->n + 64 + func.n)) {
                 w->err = 1;
                 break;
             }
@@ -466,7 +445,25 @@ int tdx_jsonw_finish(tdx_jsonw *w) {
             LIT(b, "\"");
             put_u(b, id);
             LIT(b, "\":{\"name\":");
-            if (put_quoted(b, tmp.v, tmp.n) || tdx_vec_reserve(b, b->n + 48)) {
+            if (tdx_json_plain(func.p, func.n)) {
+                /* "func:line": ':' and digits need no escaping either */
+                b->v[b->n++] = '"';
+                if (func.n) memcpy(b->v + b->n, func.p, func.n);
+                b->n += func.n;
+                LIT(b, ":");
+                put_u(b, line);
+                LIT(b, "\"");
+            } else {
+                char num[24];
+                tmp.n = 0;
+                if (tdx_buf_append(&tmp, func.p, func.n) || tdx_buf_append(&tmp, ":", 1) ||
+                    tdx_buf_append(&tmp, num, tdx_json_u64(num, line)) ||
+                    put_quoted(b, tmp.v, tmp.n)) {
+                    w->err = 1;
+                    break;
+                }
+            }
+            if (tdx_vec_reserve(b, b->n + 48)) {
                 w->err = 1;
                 break;
             }

@@ -390,3 +390,23 @@ Test(json, len_matches_random) {
     }
     tdx_vec_free(&b);
 }
+
+/* tdx_json_plain (16 bytes at a time where it can) against the bytes Go's encoder copies: every
+ * byte value at every position of strings of 0..48 bytes. */
+Test(json, plain_scan) {
+    uint8_t s[48];
+    for (size_t n = 0; n <= sizeof s; n++) {
+        memset(s, 'a', sizeof s);
+        cr_assert(tdx_json_plain(s, n), "plain, %zu bytes", n);
+        for (size_t at = 0; at < n; at++) {
+            for (int c = 0; c < 256; c++) {
+                s[at] = (uint8_t)c;
+                int want = c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' &&
+                           c != '&';
+                if (tdx_json_plain(s, n) != want)
+                    cr_assert_fail("byte 0x%02x at %zu of %zu: plain %d", c, at, n, !want);
+            }
+            s[at] = 'a';
+        }
+    }
+}
