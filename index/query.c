@@ -154,6 +154,13 @@ typedef struct replay {
     int64_t smin, smax; /* the events whose strings the pipe unpacks ahead */
 } replay;
 
+/* a + b, clamped to int64's range (a window's ends are open-ended: INT64_MAX). */
+static int64_t add_sat(int64_t a, int64_t b) {
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
 /* The blocks holding events [from, to), decoded ahead on the pipe's thread from now on. */
 static tdx_evpipe *start_pipe(qctx *q, replay *r) {
     tdx_index *ix = q->ix;
@@ -359,8 +366,8 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
             }
         if (d < q.nck) r.to = tdx_rd64(ck(&q, d) + CK_EVENT);
         r.counters_due = qq->has_window && o->wstart <= o->wend;
-        r.smin = o->wstart > INT64_MAX - t0 ? INT64_MAX : t0 + o->wstart;
-        r.smax = o->wend > INT64_MAX - t0 ? INT64_MAX : t0 + o->wend;
+        r.smin = add_sat(t0, o->wstart);
+        r.smax = add_sat(t0, o->wend);
         r.counters_at = o->wstart;
     } else {
         for (uint64_t k = 1; k < q.nck && (int64_t)tdx_rd64(ck(&q, k) + CK_NOPT) <= S; k++) c = k;
