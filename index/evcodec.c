@@ -970,15 +970,10 @@ void tdx_evdec_free(tdx_evdec *x) {
     free(x);
 }
 
-static int dec_begin(tdx_evdec *X, const uint8_t *p, size_t len, size_t n);
 static int dec_run(tdx_evdec *X, tdx_event *out, size_t m);
 
 static int decode_block(tdx_evdec *X, const uint8_t *p, size_t len, size_t n, tdx_event *out) {
-    return dec_begin(X, p, len, n) || dec_run(X, out, n) ? -1 : 0;
-}
-
-int tdx_evdec_begin(tdx_evdec *x, const uint8_t *p, size_t len, size_t n) {
-    return dec_begin(x, p, len, n);
+    return tdx_evdec_begin(X, p, len, n) || dec_run(X, out, n) ? -1 : 0;
 }
 
 int tdx_evdec_next(tdx_evdec *x, tdx_event *out, size_t max, size_t *got) {
@@ -999,7 +994,7 @@ int tdx_evdec_block(tdx_evdec *x, const uint8_t *p, size_t len, size_t n, tdx_ev
 }
 
 /* Reads the block's header and each thread's first event: the state dec_run goes on from. */
-static int dec_begin(tdx_evdec *X, const uint8_t *p, size_t len, size_t n) {
+int tdx_evdec_begin(tdx_evdec *X, const uint8_t *p, size_t len, size_t n) {
     X->open = false;
     X->n = n;
     X->done = 0;

@@ -372,7 +372,8 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     } else {
         for (uint64_t k = 1; k < q.nck && (int64_t)tdx_rd64(ck(&q, k) + CK_NOPT) <= S; k++) c = k;
         r.stop_after = E;
-        r.smin = INT64_MIN, r.smax = INT64_MAX;
+        r.smin = INT64_MIN;
+        r.smax = INT64_MAX;
     }
     r.from = tdx_rd64(ck(&q, c) + CK_EVENT);
     st->checkpoint = c;

@@ -72,10 +72,9 @@ const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, td
     return p;
 }
 
-/* tdx_gen_str's hook: unpacks the chunk holding string id. A chunk that fails (its checksum or
- * structure is wrong) reads as empty strings and is reported by tdx_index_strings_ok, so that
- * no reader of the tables needs an error path. */
-/* Unpacks chunk k into arena a, once claimed: the strings of a damaged chunk read as "". */
+/* Unpacks chunk k, once claimed, into arena a (the unpacking thread's). A chunk that fails (its
+ * checksum or structure is wrong) reads as empty strings and is reported by
+ * tdx_index_strings_ok, so that no reader of the tables needs an error path. */
 static void unpack_chunk(tdx_index *ix, uint64_t k, tdx_arena *a) {
     int oom;
     if (tdx_strpack_chunk(&ix->strpack_, k, a, ix->tabs.strings.v, &oom)) {
@@ -94,8 +93,8 @@ static bool claim_chunk(tdx_index *ix, uint64_t k) {
                                        __ATOMIC_RELAXED);
 }
 
-/* tabs.str_fill: the chunk of id, unpacked here unless the other thread has it in hand (then
- * this waits for it: tens of microseconds). */
+/* tabs.str_fill (tdx_gen_str's hook): the chunk of id, unpacked here unless the other thread has it
+ * in hand (then this waits for it: tens of microseconds). */
 static void fill_strings(void *ctx, uint32_t id) {
     tdx_index *ix = ctx;
     uint64_t k = id >> TDX_STR_CHUNK_SHIFT;
@@ -351,41 +350,40 @@ int64_t tdx_index_block_last_time(const tdx_index *ix, size_t b) {
     return (int64_t)tdx_rd64(ix->evdir + b * D_SIZE + D_LAST_TIME);
 }
 
-/* Block b's bytes, its file offset and its name for messages. */
-static const uint8_t *block_bytes(const tdx_index *ix, size_t b, uint32_t *len, uint32_t *ne,
-                                  uint64_t *off, char *what, size_t whatsz) {
+/* Block b's bytes and their length and event count. */
+static const uint8_t *block_bytes(const tdx_index *ix, size_t b, uint32_t *len, uint32_t *ne) {
     const uint8_t *d = ix->evdir + b * D_SIZE;
-    *off = ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(d + D_OFFSET);
     *len = tdx_rd32(d + D_LENGTH);
     *ne = tdx_rd32(d + D_NEVENTS);
-    snprintf(what, whatsz, "event block %zu", b);
-    return ix->data + *off;
+    return ix->data + ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(d + D_OFFSET);
+}
+
+/* Block b is damaged: the error names it and its file offset. */
+static int block_corrupt(const tdx_index *ix, size_t b, tdx_err *err) {
+    char what[64];
+    snprintf(what, sizeof what, "event block %zu", b);
+    return corrupt(err, ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(ix->evdir + b * D_SIZE + D_OFFSET),
+                   what);
 }
 
 int tdx_index_block_begin(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_err *err) {
     if (b >= ix->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no event block %zu", b);
     uint32_t len, ne;
-    uint64_t off;
-    char what[64];
-    const uint8_t *p = block_bytes(ix, b, &len, &ne, &off, what, sizeof what);
+    const uint8_t *p = block_bytes(ix, b, &len, &ne);
     if (XXH3_64bits(p, len) != tdx_rd64(ix->evdir + b * D_SIZE + D_HASH) ||
         tdx_evdec_begin(dec, p, len, ne))
-        return corrupt(err, off, what);
+        return block_corrupt(ix, b, err);
     return 0;
 }
 
 int tdx_index_block_next(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t max,
                          size_t *n, tdx_err *err) {
-    uint32_t len, ne;
-    uint64_t off;
-    char what[64];
-    (void)block_bytes(ix, b, &len, &ne, &off, what, sizeof what);
-    if (tdx_evdec_next(dec, out, max, n)) return corrupt(err, off, what);
+    if (tdx_evdec_next(dec, out, max, n)) return block_corrupt(ix, b, err);
     uint64_t nstr = ix->tabs.strings.n, nstk = ix->tabs.stacks.n;
     for (size_t i = 0; i < *n; i++)
         if (out[i].stack >= nstk || out[i].tstack >= nstk || out[i].str[0] >= nstr ||
             out[i].str[1] >= nstr)
-            return corrupt(err, off, what);
+            return block_corrupt(ix, b, err);
     return 0;
 }
 

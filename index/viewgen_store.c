@@ -454,17 +454,16 @@ static void tree_prefetch(void *self, uint32_t id, int stage) {
     if (id == 0 || id >= t->node_of.n || !s->node_recs) return;
     uint32_t node = t->node_of.v[id];
     if (node == 0 || node >= s->nnodes_recs) return;
-    const uint8_t *r = s->node_recs + (size_t)(node - 1) * TDX_VGNODE_REC;
     if (stage == 0) {
-        __builtin_prefetch(r);
+        __builtin_prefetch(s->node_recs + (size_t)(node - 1) * TDX_VGNODE_REC);
         return;
     }
-    uint32_t parent = tdx_rd32(r + 16), func = tdx_rd32(r + 20);
-    if (parent < t->id_of.n) __builtin_prefetch(&t->id_of.v[parent]);
-    if (func < s->nident) {
-        if (func < s->ident->strings.n) __builtin_prefetch(&s->ident->strings.v[func]);
-    } else if (func < s->strs.n) {
-        __builtin_prefetch(&s->strs.v[func]);
+    tdx_vgnode nd = tdx_vgstore_node(s, node);
+    if (nd.parent < t->id_of.n) __builtin_prefetch(&t->id_of.v[nd.parent]);
+    if (nd.func < s->nident) {
+        if (nd.func < s->ident->strings.n) __builtin_prefetch(&s->ident->strings.v[nd.func]);
+    } else if (nd.func < s->strs.n) {
+        __builtin_prefetch(&s->strs.v[nd.func]);
     }
 }
 
