@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define TDX_IDX_MAGIC "TRACEIDX"
-#define TDX_IDX_VERSION 5
+#define TDX_IDX_VERSION 6
 #define TDX_IDX_HEADER_SIZE 128
 #define TDX_IDX_SECTION_SIZE 32
 
@@ -46,6 +46,7 @@ enum tdx_section_kind {
     TDX_SEC_VIEW_THREAD = 15,
     TDX_SEC_VIEW_GOROUTINE = 16,
     TDX_SEC_VIEWDATA = 17, /* checkpoints, long items, names (blocked: hashes in the directories) */
+    TDX_SEC_VGNODES = 18,  /* VGSTORE's stack nodes (read only to number new frames) */
     TDX_SEC_COUNT_
 };
 

@@ -78,12 +78,21 @@ static int64_t ck_time(const qctx *q, uint64_t k) {
     return (int64_t)tdx_rd64(ck(q, k) + CK_TIME);
 }
 
-/* The viewer store (strings, stack nodes) and VIEWDATA. */
+/* The viewer store (strings, stack keys; its stack nodes only if load_tree needs them) and
+ * VIEWDATA. */
 static int load_store(qctx *q) {
     uint64_t len;
     const uint8_t *p = tdx_index_section(q->ix, TDX_SEC_VGSTORE, &len, q->err);
     if (!p) return -1;
     if (tdx_vgstore_load(&q->store, p, (size_t)len, &q->ix->tabs, q->err)) return -1;
+    /* The stack nodes are checked and read only if the frame tree numbers a new frame (a task
+     * query's own; the saved tree holds every other frame a query prints). */
+    const tdx_isection *ns = &q->ix->sec[TDX_SEC_VGNODES];
+    if (!ns->present) {
+        tdx_index_section(q->ix, TDX_SEC_VGNODES, &len, q->err); /* names the missing section */
+        return -1;
+    }
+    tdx_vgstore_defer_nodes(&q->store, q->ix->data + ns->off, (size_t)ns->len, ns->hash);
     q->data = tdx_index_section(q->ix, TDX_SEC_VIEWDATA, &q->datalen, q->err);
     return q->data ? 0 : -1;
 }
@@ -114,6 +123,13 @@ static int load_dir(qctx *q, int view) {
     return 0;
 }
 
+/* After the frame tree had to number new frames from the store's nodes (read then): whether
+ * either was found damaged (reported). */
+static int tree_damaged(qctx *q) {
+    if (q->store.nodes_bad) return damaged(q, q->ix->sec[TDX_SEC_VGNODES].off, "section VGNODES");
+    return q->tree.bad ? damaged(q, q->dir_off, q->dir_what) : 0;
+}
+
 /* The view's frame tree (needs the store). */
 static int load_tree(qctx *q, bool tasks) {
     const uint8_t *tp;
@@ -123,6 +139,7 @@ static int load_tree(qctx *q, bool tasks) {
         uint64_t nm = tdx_rd64(q->dir + VH_NFRAMES_MAIN);
         if (nm > tdx_vgtree_nframes(&q->tree)) return damaged(q, q->dir_off, q->dir_what);
         tdx_vgtree_truncate(&q->tree, (uint32_t)nm);
+        if (tree_damaged(q)) return -1;
     }
     q->frames = tdx_vgtree_frames(&q->tree);
     return 0;
@@ -421,6 +438,7 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     if (o->view == TDX_VIEW_GOROUTINE && o->has_filter && add_names(&q, fin, o->filter, o->nfilter))
         goto out;
     if (tdx_viewgen_finish(fin)) goto gen_failed;
+    if (tree_damaged(&q)) goto out;
     if (q.tree.oom || q.store.oom) {
         oom(&q);
         goto out;

@@ -40,7 +40,8 @@ const char *tdx_section_name(uint32_t kind) {
                                                   [TDX_SEC_VIEW_PROC] = "VIEW_PROC",
                                                   [TDX_SEC_VIEW_THREAD] = "VIEW_THREAD",
                                                   [TDX_SEC_VIEW_GOROUTINE] = "VIEW_GOROUTINE",
-                                                  [TDX_SEC_VIEWDATA] = "VIEWDATA"};
+                                                  [TDX_SEC_VIEWDATA] = "VIEWDATA",
+                                                  [TDX_SEC_VGNODES] = "VGNODES"};
     return kind < TDX_SEC_COUNT_ && n[kind] ? n[kind] : "UNKNOWN";
 }
 

@@ -755,7 +755,7 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
         return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
                         "internal error: the proc view's metadata differs from its size estimate");
     }
-    tdx_buf r = {0};
+    tdx_buf r = {0}, nodes = {0};
     uint8_t x[8];
     tdx_le64(x, nr);
     int rc = tdx_buf_append(&r, x, 8);
@@ -787,13 +787,17 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
         tdx_iwriter_stream_end(iw, err))
         goto fail;
     r.n = 0;
-    if (tdx_vgstore_save(&sh->store, &r)) goto oom;
-    if (tdx_iwriter_section(iw, TDX_SEC_VGSTORE, r.v, r.n, err)) goto fail;
+    if (tdx_vgstore_save(&sh->store, &r, &nodes)) goto oom;
+    if (tdx_iwriter_section(iw, TDX_SEC_VGSTORE, r.v, r.n, err) ||
+        tdx_iwriter_section(iw, TDX_SEC_VGNODES, nodes.v, nodes.n, err))
+        goto fail;
+    tdx_vec_free(&nodes);
     tdx_vec_free(&r);
     return 0;
 oom:
     tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
 fail:
+    tdx_vec_free(&nodes);
     tdx_vec_free(&r);
     return -1;
 }

@@ -92,6 +92,7 @@ static size_t node_hash(uint32_t parent, uint64_t pc) {
 
 /* Copies the nodes a loaded store reads in place into its own vector (before adding any). */
 static int own_nodes(tdx_vgstore *s) {
+    if (s->nodes_absent) return -1;
     if (!s->node_recs) return 0;
     size_t n = s->nnodes_recs;
     if (tdx_vec_reserve(&s->nodes, n)) return -1;
@@ -187,6 +188,11 @@ void tdx_vgstore_free(tdx_vgstore *s) {
     s->nident = 0;
     s->node_recs = NULL;
     s->nnodes_recs = 0;
+    s->nodes_absent = false;
+    s->deferred = NULL;
+    s->deferred_len = 0;
+    s->deferred_hash = 0;
+    s->nodes_bad = false;
     s->oom = 0;
     s->frozen = false;
     s->misses = 0;
@@ -222,32 +228,32 @@ int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g) {
     return 0;
 }
 
-/* Layout: "TDXVS3", uvarint identity strings, own strings, nodes, identity stacks; the own
- * strings (uvarint length + bytes); then fixed little-endian records, so a query reads the nodes
- * where they are: per node (from 1) TDX_VGNODE_REC bytes; per identity stack (from 1) u32 node.
- */
+/* Layout: "TDXVS4", uvarint identity strings, own strings, nodes, identity stacks; the own
+ * strings (uvarint length + bytes); per identity stack (from 1) its u32 node. The nodes' part:
+ * per node (from 1) TDX_VGNODE_REC bytes, fixed little-endian, read where they are. */
 
-int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out) {
-    int rc = tdx_buf_append(out, "TDXVS3", 6) || tdx_ser_u(out, s->nident) ||
-             tdx_ser_u(out, s->strs.n - (s->nident ? s->nident : 1)) ||
-             tdx_ser_u(out, tdx_vgstore_nnodes(s)) || tdx_ser_u(out, s->stack_node.n);
+int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out, tdx_buf *nodes) {
+    size_t nn = tdx_vgstore_nnodes(s);
+    int rc = tdx_buf_append(out, "TDXVS4", 6) || tdx_ser_u(out, s->nident) ||
+             tdx_ser_u(out, s->strs.n - (s->nident ? s->nident : 1)) || tdx_ser_u(out, nn) ||
+             tdx_ser_u(out, s->stack_node.n);
     for (size_t i = s->nident ? s->nident : 1; i < s->strs.n && !rc; i++)
         rc = tdx_ser_bytes(out, s->strs.v[i].p, s->strs.v[i].n);
-    if (rc ||
-        tdx_vec_reserve(out, out->n + (tdx_vgstore_nnodes(s) + s->stack_node.n) * TDX_VGNODE_REC))
+    if (rc || tdx_vec_reserve(out, out->n + s->stack_node.n * 4) ||
+        tdx_vec_reserve(nodes, nodes->n + nn * TDX_VGNODE_REC))
         return -1;
-    for (size_t k = 1; k < tdx_vgstore_nnodes(s); k++) {
+    for (size_t k = 1; k < s->stack_node.n; k++) {
+        tdx_le32(out->v + out->n, s->stack_node.v[k]);
+        out->n += 4;
+    }
+    for (size_t k = 1; k < nn; k++) {
         tdx_vgnode nd = tdx_vgstore_node(s, (uint32_t)k);
-        uint8_t *r = out->v + out->n;
+        uint8_t *r = nodes->v + nodes->n;
         tdx_le64(r, nd.pc);
         tdx_le64(r + 8, nd.line);
         tdx_le32(r + 16, nd.parent);
         tdx_le32(r + 20, nd.func);
-        out->n += TDX_VGNODE_REC;
-    }
-    for (size_t k = 1; k < s->stack_node.n; k++) {
-        tdx_le32(out->v + out->n, s->stack_node.v[k]);
-        out->n += 4;
+        nodes->n += TDX_VGNODE_REC;
     }
     return 0;
 }
@@ -256,12 +262,12 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
                      tdx_err *err) {
     if (tdx_vgstore_init(s)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     tdx_deser d = {p, p + n, 0};
-    if (n < 6 || memcmp(p, "TDXVS3", 6) != 0) d.bad = 1;
+    if (n < 6 || memcmp(p, "TDXVS4", 6) != 0) d.bad = 1;
     d.p += n < 6 ? n : 6;
     uint64_t nid = tdx_deser_u(&d), nown = tdx_deser_u(&d), nnodes = tdx_deser_u(&d);
     uint64_t nstk = tdx_deser_u(&d);
     if (nid && (!ident || ident->strings.n != nid || ident->stacks.n != nstk)) d.bad = 1;
-    if (nown > n || nnodes == 0 || nnodes > n / TDX_VGNODE_REC + 1 || nstk > n / 4 + 1) d.bad = 1;
+    if (nown > n || nnodes == 0 || nnodes >= UINT32_MAX || nstk > n / 4 + 1) d.bad = 1;
     if (!d.bad && nid) {
         if (tdx_vec_reserve(&s->strs, nid)) goto oom;
         /* identity strings are read through ident (unpacked on demand), never from strs */
@@ -276,19 +282,14 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
         /* own strings are distinct and non-empty: interning them again gives the same ids */
         if (!d.bad && (len == 0 || tdx_vgstore_intern(s, q, len) != base + i)) d.bad = 1;
     }
-    uint64_t nstr = s->strs.n;
-    size_t fixed = (size_t)(nnodes - 1) * TDX_VGNODE_REC + (size_t)(nstk ? nstk - 1 : 0) * 4;
-    if (!d.bad && (size_t)(d.end - d.p) != fixed) d.bad = 1;
+    if (!d.bad && (size_t)(d.end - d.p) != (size_t)(nstk ? nstk - 1 : 0) * 4) d.bad = 1;
     if (!d.bad && tdx_vec_reserve(&s->stack_node, nstk + 1)) goto oom;
-    /* The nodes stay where they are (the index's mapping outlives the store), checked once. */
-    s->node_recs = d.p;
-    s->nnodes_recs = (size_t)nnodes;
-    for (uint64_t k = 1; k < nnodes && !d.bad; k++, d.p += TDX_VGNODE_REC)
-        if (tdx_rd32(d.p + 16) >= k || tdx_rd32(d.p + 20) >= nstr) d.bad = 1;
     /* The node hash is rebuilt only if something adds nodes (queries look stacks up by id). */
     free(s->node_slots);
     s->node_slots = NULL;
     s->node_mask = 0;
+    s->nnodes_recs = (size_t)nnodes;
+    s->nodes_absent = true;
     s->stack_node.v[s->stack_node.n++] = 0;
     for (uint64_t k = 1; k < nstk && !d.bad; k++, d.p += 4) {
         uint32_t node = tdx_rd32(d.p);
@@ -305,6 +306,39 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
 oom:
     tdx_vgstore_free(s);
     return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
+
+int tdx_vgstore_load_nodes(tdx_vgstore *s, const uint8_t *p, size_t n, tdx_err *err) {
+    if (!s->nodes_absent) return 0;
+    size_t nn = s->nnodes_recs;
+    bool bad = n / TDX_VGNODE_REC != nn - 1 || n % TDX_VGNODE_REC;
+    /* The records stay where they are (the index's mapping outlives the store), checked once:
+     * a parent comes before its child, a function is a string. */
+    for (size_t k = 1; k < nn && !bad; k++, p += TDX_VGNODE_REC)
+        if (tdx_rd32(p + 16) >= k || tdx_rd32(p + 20) >= s->strs.n) bad = true;
+    if (bad)
+        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "damaged stack nodes of the viewer store");
+    s->node_recs = p - (nn - 1) * TDX_VGNODE_REC;
+    s->nodes_absent = false;
+    return 0;
+}
+
+void tdx_vgstore_defer_nodes(tdx_vgstore *s, const uint8_t *p, size_t n, uint64_t hash) {
+    s->deferred = p;
+    s->deferred_len = n;
+    s->deferred_hash = hash;
+}
+
+int tdx_vgstore_need_nodes(tdx_vgstore *s) {
+    if (!s->nodes_absent) return 0;
+    tdx_err err;
+    if (s->nodes_bad || !s->deferred ||
+        (s->deferred_hash && XXH3_64bits(s->deferred, s->deferred_len) != s->deferred_hash) ||
+        tdx_vgstore_load_nodes(s, s->deferred, s->deferred_len, &err)) {
+        s->nodes_bad = s->deferred != NULL;
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- per-generation caches ---- */
@@ -367,7 +401,7 @@ uint32_t tdx_vgstore_gen_stack(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g,
 
 /* ---- the default frame tree ---- */
 
-void tdx_vgtree_init(tdx_vgtree *t, const tdx_vgstore *store) {
+void tdx_vgtree_init(tdx_vgtree *t, tdx_vgstore *store) {
     memset(t, 0, sizeof *t);
     t->store = store;
 }
@@ -377,8 +411,55 @@ void tdx_vgtree_free(tdx_vgtree *t) {
     tdx_vec_free(&t->node_of);
 }
 
+/* Copies a saved tree into id_of/node_of (before it changes). Every frame id must belong to
+ * exactly one node. 0, or -1 (oom or bad set). */
+static int materialize(tdx_vgtree *t) {
+    if (tdx_vgstore_need_nodes(t->store)) {
+        t->bad = 1;
+        return -1;
+    }
+    uint32_t n = t->saved_n;
+    size_t nn = tdx_vgstore_nnodes(t->store), want = nn + nn / 2 + 1;
+    t->node_of.n = 0;
+    t->id_of.n = 0;
+    if (tdx_vec_reserve(&t->node_of, (size_t)n + 1) || tdx_vec_reserve(&t->id_of, want)) {
+        t->oom = 1;
+        return -1;
+    }
+    memset(t->node_of.v, 0, ((size_t)n + 1) * sizeof *t->node_of.v);
+    memset(t->id_of.v, 0, want * sizeof *t->id_of.v);
+    t->node_of.n = (size_t)n + 1;
+    t->id_of.n = want;
+    size_t seen = 0;
+    for (size_t node = 1; node < t->saved_nodes; node++) {
+        uint32_t id = tdx_rd32(t->saved_ids + 4 * node);
+        if (id == 0) continue;
+        if (id > n || t->node_of.v[id]) {
+            t->bad = 1;
+            return -1;
+        }
+        t->node_of.v[id] = (uint32_t)node;
+        t->id_of.v[node] = id;
+        seen++;
+    }
+    if (seen != n) {
+        t->bad = 1;
+        return -1;
+    }
+    t->saved_recs = NULL;
+    t->saved_ids = NULL;
+    return 0;
+}
+
 uint32_t tdx_vgtree_stack(tdx_vgtree *t, uint32_t key) {
     if (key == 0) return 0;
+    if (t->saved_recs) {
+        if (key < t->saved_nodes) {
+            uint32_t id = tdx_rd32(t->saved_ids + 4 * (size_t)key);
+            if (id && id <= t->saved_n) return id;
+        }
+        if (materialize(t)) return 0;
+    }
     if (key < t->id_of.n && t->id_of.v[key]) return t->id_of.v[key];
     size_t nn = tdx_vgstore_nnodes(t->store);
     if (key >= nn) return 0;
@@ -431,6 +512,18 @@ uint32_t tdx_vgtree_stack(tdx_vgtree *t, uint32_t key) {
 
 int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *line,
                      uint32_t *parent) {
+    if (t->saved_recs) {
+        if (id == 0 || id > t->saved_n) return -1;
+        const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
+        uint32_t p = tdx_rd32(r), f = tdx_rd32(r + 4);
+        /* Go numbers a frame after its caller: a parent id at or above the frame's is damage
+         * (and would let a walk up the callers loop). */
+        if (p >= id || f >= tdx_vgstore_nstrings(t->store)) return -1;
+        if (func) *func = tdx_vgstore_str(t->store, f);
+        if (line) *line = tdx_rd64(r + 8);
+        *parent = p;
+        return 0;
+    }
     if (id == 0 || id >= t->node_of.n) return -1;
     tdx_vgnode nd = tdx_vgstore_node(t->store, t->node_of.v[id]);
     if (func) *func = tdx_vgstore_str(t->store, nd.func);
@@ -446,11 +539,28 @@ static int tree_frame(void *self, uint32_t id, tdx_str *func, uint64_t *line, ui
     return tdx_vgtree_frame(self, id, func, line, parent);
 }
 
-/* Stage 0: the frame's node record; stage 1 (the record is in cache by then): its parent's frame
- * id and its function name's string slot. */
+static void prefetch_str(const tdx_vgstore *s, uint32_t func) {
+    if (func < s->nident) {
+        if (func < s->ident->strings.n) __builtin_prefetch(&s->ident->strings.v[func]);
+    } else if (func < s->strs.n) {
+        __builtin_prefetch(&s->strs.v[func]);
+    }
+}
+
+/* Stage 0: the frame's record; stage 1 (the record is in cache by then): what it points to (a
+ * built tree: the parent's frame id; either: the function name's string slot). */
 static void tree_prefetch(void *self, uint32_t id, int stage) {
     const tdx_vgtree *t = self;
     const tdx_vgstore *s = t->store;
+    if (t->saved_recs) {
+        if (id == 0 || id > t->saved_n) return;
+        const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
+        if (stage == 0)
+            __builtin_prefetch(r);
+        else
+            prefetch_str(s, tdx_rd32(r + 4));
+        return;
+    }
     if (id == 0 || id >= t->node_of.n || !s->node_recs) return;
     uint32_t node = t->node_of.v[id];
     if (node == 0 || node >= s->nnodes_recs) return;
@@ -460,50 +570,69 @@ static void tree_prefetch(void *self, uint32_t id, int stage) {
     }
     tdx_vgnode nd = tdx_vgstore_node(s, node);
     if (nd.parent < t->id_of.n) __builtin_prefetch(&t->id_of.v[nd.parent]);
-    if (nd.func < s->nident) {
-        if (nd.func < s->ident->strings.n) __builtin_prefetch(&s->ident->strings.v[nd.func]);
-    } else if (nd.func < s->strs.n) {
-        __builtin_prefetch(&s->strs.v[nd.func]);
-    }
+    prefetch_str(s, nd.func);
 }
 
 tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t) {
     return (tdx_vgframes){t, tree_stack, tree_frame, tree_prefetch};
 }
 
+/* The frame id of store node `node` (0: none). */
+static uint32_t id_of_node(const tdx_vgtree *t, size_t node) {
+    if (t->saved_recs) return node < t->saved_nodes ? tdx_rd32(t->saved_ids + 4 * node) : 0;
+    return node < t->id_of.n ? t->id_of.v[node] : 0;
+}
+
 int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out) {
-    /* The frame ids in order: each one's store node (frame id i is node_of[i]). */
     uint32_t n = tdx_vgtree_nframes(t);
-    int rc = tdx_ser_u(out, n);
-    for (uint32_t i = 1; i <= n && !rc; i++) rc = tdx_ser_u(out, t->node_of.v[i]);
-    return rc ? -1 : 0;
+    size_t nn = tdx_vgstore_nnodes(t->store);
+    if (tdx_vec_reserve(out, out->n + 16 + 4 * nn + (size_t)TDX_VGFRAME_REC * n)) return -1;
+    uint8_t *o = out->v + out->n;
+    tdx_le64(o, n);
+    tdx_le64(o + 8, nn);
+    o += 16;
+    for (size_t k = 0; k < nn; k++, o += 4) tdx_le32(o, id_of_node(t, k));
+    for (uint32_t id = 1; id <= n; id++, o += TDX_VGFRAME_REC) {
+        tdx_str func;
+        uint64_t line;
+        uint32_t parent;
+        if (tdx_vgtree_frame(t, id, &func, &line, &parent)) return -1;
+        uint32_t f;
+        if (t->saved_recs) {
+            f = tdx_rd32(t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC + 4);
+        } else {
+            f = tdx_vgstore_node(t->store, t->node_of.v[id]).func;
+        }
+        tdx_le32(o, parent);
+        tdx_le32(o + 4, f);
+        tdx_le64(o + 8, line);
+    }
+    out->n = (size_t)(o - out->v);
+    return 0;
 }
 
 int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err) {
-    tdx_deser d = {p, p + n, 0};
-    uint64_t count = tdx_deser_u(&d);
     size_t nn = tdx_vgstore_nnodes(t->store);
-    if (d.bad || count >= nn + 1 || count > n) goto bad;
+    if (n < 16) goto bad;
+    uint64_t count = tdx_rd64(p), nodes = tdx_rd64(p + 8);
+    /* The store may have grown after the tree was saved, never shrunk. */
+    if (nodes == 0 || nodes > nn || count >= nodes || count > UINT32_MAX || (n - 16) / 4 < nodes ||
+        (n - 16 - 4 * nodes) / TDX_VGFRAME_REC != count || (n - 16 - 4 * nodes) % TDX_VGFRAME_REC)
+        goto bad;
     t->node_of.n = 0;
     t->id_of.n = 0;
-    if (tdx_vec_reserve(&t->node_of, count + 1) || tdx_vec_reserve(&t->id_of, nn + nn / 2 + 1))
-        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    t->id_of.n = nn + nn / 2 + 1;
-    memset(t->id_of.v, 0, t->id_of.n * sizeof *t->id_of.v);
-    t->node_of.v[t->node_of.n++] = 0;
-    for (uint64_t i = 1; i <= count; i++) {
-        uint32_t node = tdx_deser_u32(&d, nn);
-        if (d.bad || node == 0 || t->id_of.v[node]) goto bad;
-        t->node_of.v[t->node_of.n++] = node;
-        t->id_of.v[node] = (uint32_t)i;
-    }
-    if (d.p != d.end) goto bad;
+    t->saved_ids = p + 16;
+    t->saved_recs = p + 16 + 4 * nodes;
+    t->saved_n = (uint32_t)count;
+    t->saved_nodes = (size_t)nodes;
     return 0;
 bad:
     return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "damaged viewer frame tree in the index");
 }
 
 void tdx_vgtree_truncate(tdx_vgtree *t, uint32_t n) {
+    if (tdx_vgtree_nframes(t) <= n) return;
+    if (t->saved_recs && materialize(t)) return;
     while (tdx_vgtree_nframes(t) > n) {
         uint32_t node = t->node_of.v[--t->node_of.n];
         if (node < t->id_of.n) t->id_of.v[node] = 0;

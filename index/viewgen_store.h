@@ -44,9 +44,15 @@ typedef struct tdx_vgstore {
     size_t str_mask;
     TDX_VEC(tdx_vgnode) nodes; /* node 0 is the root (the empty stack) */
     /* A loaded store reads nodes 1.. in place, from the index's records (TDX_VGNODE_REC bytes
-     * each), until something adds a node; nodes then holds only the root. */
+     * each), until something adds a node; nodes then holds only the root. Until its records
+     * are given (tdx_vgstore_load_nodes) it knows only their count: nodes_absent. */
     const uint8_t *node_recs;
     size_t nnodes_recs;
+    bool nodes_absent;
+    const uint8_t *deferred; /* where the absent records are, unchecked (tdx_vgstore_defer_nodes) */
+    size_t deferred_len;
+    uint64_t deferred_hash;
+    bool nodes_bad;       /* the deferred records failed their check */
     uint32_t *node_slots; /* open addressing: node index, 0 = free */
     size_t node_mask;
     TDX_VEC(uint32_t) stack_node; /* identity tables' stack id -> node */
@@ -86,18 +92,27 @@ static inline tdx_vgnode tdx_vgstore_node(const tdx_vgstore *s, uint32_t node) {
     return (tdx_vgnode){tdx_rd64(r), tdx_rd64(r + 8), tdx_rd32(r + 16), tdx_rd32(r + 20)};
 }
 static inline size_t tdx_vgstore_nnodes(const tdx_vgstore *s) {
-    return s->node_recs ? s->nnodes_recs : s->nodes.n;
+    return s->node_recs || s->nodes_absent ? s->nnodes_recs : s->nodes.n;
 }
 
 /* Makes the store read-only (see `frozen`). */
 void tdx_vgstore_freeze(tdx_vgstore *s);
 
-/* Serialization (deterministic bytes; identity strings are not written) and its reload into an
- * empty store; ident must be the same tables the saved store had (NULL if it had none). The
- * reloaded store reads its stack nodes in place: p[0..n) must outlive it. */
-int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out);
+/* Serialization (deterministic bytes; identity strings are not written) in two parts: the
+ * strings and stack keys into out, the stack nodes' records into nodes. Reloading takes two
+ * steps, so that a reader that needs no node (the frame ids it uses are saved with their
+ * frames) skips reading them: load into an empty store (ident: the same tables the saved
+ * store had, NULL if it had none), then load_nodes before anything reads or adds a node. The
+ * records are read in place: their bytes must outlive the store. */
+int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out, tdx_buf *nodes);
 int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *ident,
                      tdx_err *err);
+int tdx_vgstore_load_nodes(tdx_vgstore *s, const uint8_t *p, size_t n, tdx_err *err);
+/* Or: remembers where the records are and their XXH3 (0: none), and loads them only when
+ * tdx_vgstore_need_nodes asks (a frame tree that must number a new frame); a failed check then
+ * sets nodes_bad. need_nodes: 0 when the nodes are there, or -1. */
+void tdx_vgstore_defer_nodes(tdx_vgstore *s, const uint8_t *p, size_t n, uint64_t hash);
+int tdx_vgstore_need_nodes(tdx_vgstore *s);
 
 /* ---- resolving one generation's tables ----
  *
@@ -139,26 +154,44 @@ typedef struct tdx_vgframes {
 } tdx_vgframes;
 
 /* The default tree: frame ids over the store's nodes (the two trees have the same shape, since
- * both are keyed by PC under the parent). */
+ * both are keyed by PC under the parent).
+ *
+ * A saved tree (tdx_vgtree_save; the index's layout, docs/index-format.md) is read in place:
+ * the frame id of every store node, then per frame id its parent's id, function and line. A
+ * query looks ids and frames up there without building anything; the first change (a stack with
+ * no id yet, a truncation) copies it into id_of/node_of first. Entries are checked where they
+ * are read: frame() refuses a damaged record (-1); a damaged id map, found while copying, sets
+ * `bad` (and stack() gives 0). */
 typedef struct tdx_vgtree {
-    const tdx_vgstore *store;
-    TDX_VEC(uint32_t) id_of;   /* store node -> frame id (0 = not created yet) */
+    tdx_vgstore *store;      /* changed only to read its deferred nodes (tdx_vgstore_need_nodes) */
+    TDX_VEC(uint32_t) id_of; /* store node -> frame id (0 = not created yet) */
     TDX_VEC(uint32_t) node_of; /* frame id -> store node (entry 0 unused) */
+    const uint8_t *saved_ids;  /* in place: u32 frame id per store node ... */
+    const uint8_t *saved_recs; /* ... and TDX_VGFRAME_REC bytes per frame id 1..saved_n */
+    uint32_t saved_n;
+    size_t saved_nodes;
     int oom;
+    int bad;
 } tdx_vgtree;
 
-void tdx_vgtree_init(tdx_vgtree *t, const tdx_vgstore *store);
+/* A saved frame: u32 parent frame id, u32 function (store string id), u64 line. */
+enum { TDX_VGFRAME_REC = 16 };
+
+void tdx_vgtree_init(tdx_vgtree *t, tdx_vgstore *store);
 void tdx_vgtree_free(tdx_vgtree *t);
 uint32_t tdx_vgtree_stack(tdx_vgtree *t, uint32_t key);
 int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *line,
                      uint32_t *parent);
 static inline uint32_t tdx_vgtree_nframes(const tdx_vgtree *t) {
+    if (t->saved_recs) return t->saved_n;
     return t->node_of.n ? (uint32_t)(t->node_of.n - 1) : 0;
 }
 /* The interface over t. */
 tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t);
 
-/* Serialization of the ids assigned so far; load into a tree initialized over the same store. */
+/* Serialization of the ids assigned so far (u64 frames F, u64 nodes N, N u32 frame ids, F
+ * frame records); load into a tree initialized over the same store, which reads p[0..n) in place
+ * (it must outlive the tree). */
 int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out);
 int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err);
 /* Forgets every frame id above n (a task query numbers its task frames after the main loop's). */

@@ -1,9 +1,11 @@
 /* test_vgstore.c: index/viewgen_store.h: a saved store reloads with the same ids (its stack nodes
  * read in place from the saved bytes), damaged node records are refused, and a reloaded store
- * still grows (it then copies its nodes) with the ids a store never saved would give. */
+ * still grows (it then copies its nodes) with the ids a store never saved would give; a saved
+ * frame tree answers in place like the tree it came from, and grows or truncates like it. */
 #include <criterion/criterion.h>
 
 #include <string.h>
+#include <xxhash.h>
 
 #include "index/viewgen_store.h"
 
@@ -38,23 +40,27 @@ static void same_nodes(const tdx_vgstore *a, const tdx_vgstore *b) {
 static void saved_and_reloaded(tdx_vgstore *a, tdx_vgstore *b, uint32_t *leaf, size_t n,
                                tdx_buf *saved) {
     fill(a, leaf, n);
-    *saved = (tdx_buf){0};
-    cr_assert_eq(tdx_vgstore_save(a, saved), 0);
+    saved[0] = saved[1] = (tdx_buf){0};
+    cr_assert_eq(tdx_vgstore_save(a, &saved[0], &saved[1]), 0);
     tdx_err err;
-    cr_assert_eq(tdx_vgstore_load(b, saved->v, saved->n, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_vgstore_load(b, saved[0].v, saved[0].n, NULL, &err), 0, "%s", err.msg);
+    cr_expect(b->nodes_absent, "no node is read before load_nodes");
+    cr_expect_eq(tdx_vgstore_nnodes(b), tdx_vgstore_nnodes(a), "but their count is known");
+    cr_assert_eq(tdx_vgstore_load_nodes(b, saved[1].v, saved[1].n, &err), 0, "%s", err.msg);
 }
 
 static void free_all(tdx_vgstore *a, tdx_vgstore *b, tdx_buf *saved) {
     tdx_vgstore_free(b);
     tdx_vgstore_free(a);
-    tdx_vec_free(saved);
+    tdx_vec_free(&saved[0]);
+    tdx_vec_free(&saved[1]);
 }
 
 Test(vgstore, reload_reads_nodes_in_place) {
     tdx_vgstore a, b;
     uint32_t leaf[24];
-    tdx_buf saved;
-    saved_and_reloaded(&a, &b, leaf, 24, &saved);
+    tdx_buf saved[2];
+    saved_and_reloaded(&a, &b, leaf, 24, saved);
     cr_expect_not_null(b.node_recs, "the nodes are read from the saved bytes");
     cr_expect_eq(b.nodes.n, 1, "only the root is copied");
     same_nodes(&a, &b);
@@ -74,14 +80,14 @@ Test(vgstore, reload_reads_nodes_in_place) {
     cr_assert_eq(tdx_vgtree_frame(&t, id, NULL, NULL, &parent), 0, "name not asked for");
     cr_expect_eq(parent, 7);
     tdx_vgtree_free(&t);
-    free_all(&a, &b, &saved);
+    free_all(&a, &b, saved);
 }
 
 Test(vgstore, reloaded_store_grows_like_the_original) {
     tdx_vgstore a, b;
     uint32_t leaf[24];
-    tdx_buf saved;
-    saved_and_reloaded(&a, &b, leaf, 24, &saved);
+    tdx_buf saved[2];
+    saved_and_reloaded(&a, &b, leaf, 24, saved);
     /* An existing node is found again, a new one gets the next id in both stores. */
     tdx_vgnode n3 = tdx_vgstore_node(&a, leaf[3]);
     cr_expect_eq(tdx_vgstore_child(&b, n3.parent, n3.pc, n3.func, n3.line), leaf[3]);
@@ -92,29 +98,205 @@ Test(vgstore, reloaded_store_grows_like_the_original) {
     cr_expect_eq(nb, tdx_vgstore_nnodes(&a) - 1);
     cr_expect_eq(b.oom, 0);
     same_nodes(&a, &b);
-    free_all(&a, &b, &saved);
+    free_all(&a, &b, saved);
 }
 
 Test(vgstore, damaged_node_records_are_refused) {
     tdx_vgstore a, b;
     uint32_t leaf[8];
     fill(&a, leaf, 8);
-    tdx_buf saved = {0};
-    cr_assert_eq(tdx_vgstore_save(&a, &saved), 0);
+    tdx_buf saved = {0}, nodes = {0};
+    cr_assert_eq(tdx_vgstore_save(&a, &saved, &nodes), 0);
     size_t nn = tdx_vgstore_nnodes(&a);
-    /* The node records end the bytes (no identity stacks): the last node's parent, then func. */
-    uint8_t *last = saved.v + saved.n - 24;
+    uint8_t *last = nodes.v + nodes.n - 24; /* the last node's record: parent, then func */
     tdx_err err;
     uint8_t keep[4];
     memcpy(keep, last + 16, 4);
     uint32_t bad = (uint32_t)nn; /* a parent at or after the node itself */
     memcpy(last + 16, &bad, 4);
-    cr_expect_eq(tdx_vgstore_load(&b, saved.v, saved.n, NULL, &err), -1);
+    cr_assert_eq(tdx_vgstore_load(&b, saved.v, saved.n, NULL, &err), 0, "%s", err.msg);
+    cr_expect_eq(tdx_vgstore_load_nodes(&b, nodes.v, nodes.n, &err), -1);
     cr_expect(strstr(err.msg, "damaged") != NULL, "%s", err.msg);
     memcpy(last + 16, keep, 4);
     bad = 1000; /* no such string */
     memcpy(last + 20, &bad, 4);
-    cr_expect_eq(tdx_vgstore_load(&b, saved.v, saved.n, NULL, &err), -1);
+    cr_expect_eq(tdx_vgstore_load_nodes(&b, nodes.v, nodes.n, &err), -1);
+    cr_expect_eq(tdx_vgstore_load_nodes(&b, nodes.v, nodes.n - 24, &err), -1, "one missing");
+    cr_expect(b.nodes_absent);
+    /* A tree over a store without its nodes cannot number a new frame: damage, not a crash. */
+    tdx_vgtree t;
+    tdx_vgtree_init(&t, &b);
+    tdx_buf tb = {0};
+    cr_assert_eq(tdx_vec_reserve(&tb, 16 + 4 * nn), 0);
+    memset(tb.v, 0, 16 + 4 * nn);
+    tdx_le64(tb.v + 8, nn);
+    tb.n = 16 + 4 * nn;
+    cr_assert_eq(tdx_vgtree_load(&t, tb.v, tb.n, &err), 0, "%s", err.msg);
+    cr_expect_eq(tdx_vgtree_stack(&t, leaf[3]), 0);
+    cr_expect_eq(t.bad, 1);
+    tdx_vgtree_free(&t);
+    tdx_vec_free(&tb);
+    tdx_vgstore_free(&b);
     tdx_vgstore_free(&a);
     tdx_vec_free(&saved);
+    tdx_vec_free(&nodes);
+}
+
+/* Every frame of a and b alike, and every leaf's frame id. */
+static void same_frames(const tdx_vgtree *a, const tdx_vgtree *b, const uint32_t *leaf, size_t n) {
+    cr_assert_eq(tdx_vgtree_nframes(a), tdx_vgtree_nframes(b));
+    for (uint32_t id = 0; id <= tdx_vgtree_nframes(a) + 1; id++) {
+        tdx_str fa = {0}, fb = {0};
+        uint64_t la = 0, lb = 0;
+        uint32_t pa = 0, pb = 0;
+        int ra = tdx_vgtree_frame(a, id, &fa, &la, &pa),
+            rb = tdx_vgtree_frame(b, id, &fb, &lb, &pb);
+        cr_expect_eq(ra, rb, "frame %u", id);
+        if (ra) continue;
+        cr_expect(fa.n == fb.n && memcmp(fa.p, fb.p, fa.n) == 0, "frame %u name", id);
+        cr_expect_eq(la, lb, "frame %u line", id);
+        cr_expect_eq(pa, pb, "frame %u parent", id);
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ia = tdx_vgtree_stack((tdx_vgtree *)a, leaf[i]);
+        uint32_t ib = tdx_vgtree_stack((tdx_vgtree *)b, leaf[i]);
+        cr_expect_eq(ia, ib, "leaf %zu", i);
+    }
+}
+
+/* Tree a numbers the stacks of leaves 0..k-1 (every other one), is saved into *saved and loaded
+ * into b over the same store. */
+static void tree_saved(tdx_vgstore *s, tdx_vgtree *a, tdx_vgtree *b, const uint32_t *leaf, size_t k,
+                       tdx_buf *saved) {
+    tdx_vgtree_init(a, s);
+    for (size_t i = 0; i < k; i += 2) cr_assert_neq(tdx_vgtree_stack(a, leaf[i]), 0);
+    *saved = (tdx_buf){0};
+    cr_assert_eq(tdx_vgtree_save(a, saved), 0);
+    tdx_vgtree_init(b, s);
+    tdx_err err;
+    cr_assert_eq(tdx_vgtree_load(b, saved->v, saved->n, &err), 0, "%s", err.msg);
+}
+
+Test(vgstore, saved_tree_answers_in_place) {
+    tdx_vgstore s;
+    uint32_t leaf[24];
+    fill(&s, leaf, 24);
+    tdx_vgtree a, b;
+    tdx_buf saved;
+    tree_saved(&s, &a, &b, leaf, 16, &saved);
+    cr_expect_not_null(b.saved_recs, "read in place");
+    uint32_t numbered[8];
+    for (size_t i = 0; i < 8; i++) numbered[i] = leaf[2 * i];
+    same_frames(&a, &b, numbered, 8);
+    cr_expect_not_null(b.saved_recs, "known stacks do not copy the tree");
+    cr_expect_eq(b.node_of.n, 0);
+    /* Saving the loaded tree gives the same bytes. */
+    tdx_buf again = {0};
+    cr_assert_eq(tdx_vgtree_save(&b, &again), 0);
+    cr_expect(again.n == saved.n && memcmp(again.v, saved.v, saved.n) == 0);
+    /* A stack with no frame yet: b copies the tree, then numbers it as a does. */
+    same_frames(&a, &b, leaf, 24);
+    cr_expect_null(b.saved_recs, "a new frame copies the tree");
+    cr_expect_eq(b.bad, 0);
+    tdx_vec_free(&again);
+    tdx_vgtree_free(&b);
+    tdx_vgtree_free(&a);
+    tdx_vgstore_free(&s);
+    tdx_vec_free(&saved);
+}
+
+Test(vgstore, saved_tree_truncates_like_the_original) {
+    tdx_vgstore s;
+    uint32_t leaf[24];
+    fill(&s, leaf, 24);
+    tdx_vgtree a, b;
+    tdx_buf saved;
+    tree_saved(&s, &a, &b, leaf, 24, &saved);
+    uint32_t keep = tdx_vgtree_nframes(&a) / 2;
+    tdx_vgtree_truncate(&a, keep);
+    tdx_vgtree_truncate(&b, keep);
+    cr_expect_eq(tdx_vgtree_nframes(&b), keep);
+    same_frames(&a, &b, leaf, 24);
+    tdx_vgtree_free(&b);
+    tdx_vgtree_free(&a);
+    tdx_vgstore_free(&s);
+    tdx_vec_free(&saved);
+}
+
+Test(vgstore, damaged_saved_tree) {
+    tdx_vgstore s;
+    uint32_t leaf[24];
+    fill(&s, leaf, 24);
+    tdx_vgtree a, b;
+    tdx_buf saved;
+    tree_saved(&s, &a, &b, leaf, 16, &saved);
+    uint32_t n = tdx_vgtree_nframes(&a);
+    size_t nodes = (size_t)tdx_rd64(saved.v + 8);
+    uint8_t *recs = saved.v + 16 + 4 * nodes;
+    tdx_err err;
+    /* Lengths that do not add up are refused at load. */
+    tdx_vgtree_init(&b, &s);
+    cr_expect_eq(tdx_vgtree_load(&b, saved.v, saved.n - 1, &err), -1);
+    tdx_le64(saved.v, n + 1);
+    cr_expect_eq(tdx_vgtree_load(&b, saved.v, saved.n, &err), -1);
+    tdx_le64(saved.v, n);
+    /* A parent not below the frame, a function that is no string: that frame is refused. */
+    cr_assert_eq(tdx_vgtree_load(&b, saved.v, saved.n, &err), 0);
+    uint32_t parent;
+    tdx_le32(recs + (size_t)(n - 1) * TDX_VGFRAME_REC, n);
+    cr_expect_eq(tdx_vgtree_frame(&b, n, NULL, NULL, &parent), -1);
+    tdx_le32(recs + (size_t)(n - 1) * TDX_VGFRAME_REC, 0);
+    tdx_le32(recs + (size_t)(n - 1) * TDX_VGFRAME_REC + 4, 1000);
+    tdx_str f;
+    cr_expect_eq(tdx_vgtree_frame(&b, n, &f, NULL, &parent), -1);
+    cr_expect_eq(tdx_vgtree_frame(&b, 1, &f, NULL, &parent), 0, "the others still answer");
+    /* Two nodes with one frame id: copying the tree (a new stack) finds it. */
+    tdx_le32(saved.v + 16 + 4 * (size_t)leaf[0], tdx_rd32(saved.v + 16 + 4 * (size_t)leaf[2]));
+    cr_expect_eq(tdx_vgtree_stack(&b, leaf[23]), 0, "a stack deeper than any numbered one");
+    cr_expect_eq(b.bad, 1);
+    tdx_vgtree_free(&b);
+    tdx_vgtree_free(&a);
+    tdx_vgstore_free(&s);
+    tdx_vec_free(&saved);
+}
+
+Test(vgstore, deferred_nodes_load_when_needed) {
+    tdx_vgstore a, b;
+    uint32_t leaf[24];
+    fill(&a, leaf, 24);
+    tdx_buf saved = {0}, nodes = {0};
+    cr_assert_eq(tdx_vgstore_save(&a, &saved, &nodes), 0);
+    tdx_err err;
+    uint64_t h = XXH3_64bits(nodes.v, nodes.n);
+    /* A tree over a store whose nodes are deferred numbers a new frame after reading them. */
+    tdx_vgtree ta, tb;
+    tdx_vgtree_init(&ta, &a);
+    cr_assert_neq(tdx_vgtree_stack(&ta, leaf[4]), 0);
+    tdx_buf tree = {0};
+    cr_assert_eq(tdx_vgtree_save(&ta, &tree), 0);
+    cr_assert_eq(tdx_vgstore_load(&b, saved.v, saved.n, NULL, &err), 0, "%s", err.msg);
+    tdx_vgstore_defer_nodes(&b, nodes.v, nodes.n, h);
+    tdx_vgtree_init(&tb, &b);
+    cr_assert_eq(tdx_vgtree_load(&tb, tree.v, tree.n, &err), 0, "%s", err.msg);
+    cr_expect_eq(tdx_vgtree_stack(&tb, leaf[4]), tdx_vgtree_stack(&ta, leaf[4]));
+    cr_expect(b.nodes_absent, "a known stack reads no node");
+    cr_expect_eq(tdx_vgtree_stack(&tb, leaf[23]), tdx_vgtree_stack(&ta, leaf[23]));
+    cr_expect(!b.nodes_absent && !b.nodes_bad && !tb.bad);
+    tdx_vgtree_free(&tb);
+    tdx_vgstore_free(&b);
+    /* Records that fail their checksum: the tree reports damage instead of a frame. */
+    cr_assert_eq(tdx_vgstore_load(&b, saved.v, saved.n, NULL, &err), 0, "%s", err.msg);
+    nodes.v[nodes.n / 2] ^= 1;
+    tdx_vgstore_defer_nodes(&b, nodes.v, nodes.n, h);
+    tdx_vgtree_init(&tb, &b);
+    cr_assert_eq(tdx_vgtree_load(&tb, tree.v, tree.n, &err), 0, "%s", err.msg);
+    cr_expect_eq(tdx_vgtree_stack(&tb, leaf[23]), 0);
+    cr_expect(b.nodes_bad && tb.bad);
+    tdx_vgtree_free(&tb);
+    tdx_vgtree_free(&ta);
+    tdx_vgstore_free(&b);
+    tdx_vgstore_free(&a);
+    tdx_vec_free(&tree);
+    tdx_vec_free(&saved);
+    tdx_vec_free(&nodes);
 }
