@@ -358,62 +358,68 @@ int tdx_jsonw_event(void *ctx, const tdx_vev *ev) {
 }
 
 /* encoding/json sorts map keys as strings: frame ids go in the order of their decimal text.
- * The key spells that text in base 11, one place per digit (digit + 1; 0 past its end, so a
- * prefix sorts first): integer order of keys is string order of the ids. */
-typedef struct frame_key {
-    uint64_t key;
-    uint32_t id;
-} frame_key;
+ * An id's key is its digits left-aligned to D places (D: the digit count of the largest id),
+ * then its own digit count: integer order of keys is string order of the ids (equal aligned
+ * digits mean one text is a prefix of the other, and the shorter sorts first). */
+static const uint64_t pow10_[11] = {1,       10,       100,       1000,       10000,         100000,
+                                    1000000, 10000000, 100000000, 1000000000, 10000000000ULL};
 
-static uint64_t decimal_key(uint32_t id) {
-    char d[12];
-    size_t n = tdx_json_u64(d, id);
-    uint64_t k = 0;
-    for (size_t i = 0; i < 10; i++) k = k * 11 + (i < n ? (uint64_t)(d[i] - '0' + 1) : 0);
-    return k;
+static unsigned id_digits(uint32_t v) {
+    unsigned d = 1;
+    while (d < 10 && v >= pow10_[d]) d++;
+    return d;
 }
 
-static int cmp_key(const void *a, const void *b) {
-    uint64_t x = ((const frame_key *)a)->key, y = ((const frame_key *)b)->key;
-    return x < y ? -1 : x > y;
-}
-
-/* The marked frame ids in decimal-text order: sorted keys when few ids are marked, otherwise a
- * walk of 1 .. max in lexicographic order (1, 10, 100, 101, ..., 11, ...) picking marked ones. */
-static int order_marked(tdx_jsonw *w);
-
+/* Keys below 2^32 (ids of at most 8 digits: 16 * 10^8 < 2^32) carry the id in their low half
+ * and are radix-sorted a byte at a time over the bytes the largest key uses. */
 static int sort_decimal(uint32_t *ids, size_t n) {
-    frame_key *k = malloc(n * sizeof *k);
+    uint32_t maxid = 0;
+    for (size_t i = 0; i < n; i++) maxid = ids[i] > maxid ? ids[i] : maxid;
+    unsigned D = id_digits(maxid);
+    uint64_t *k = malloc(2 * n * sizeof *k);
     if (!k) return -1;
-    for (size_t i = 0; i < n; i++) k[i] = (frame_key){decimal_key(ids[i]), ids[i]};
-    if (n > 1) qsort(k, n, sizeof *k, cmp_key);
-    for (size_t i = 0; i < n; i++) ids[i] = k[i].id;
-    free(k);
-    return 0;
-}
-
-static int order_marked(tdx_jsonw *w) {
-    uint64_t max = w->mark.n ? w->mark.n - 1 : 0;
-    if ((uint64_t)w->marked.n * 16 < max) return sort_decimal(w->marked.v, w->marked.n);
-    size_t k = 0;
-    uint64_t cur = 1;
-    for (uint64_t i = 0; i < max; i++) {
-        if (w->mark.v[cur]) w->marked.v[k++] = (uint32_t)cur;
-        if (cur * 10 <= max) {
-            cur *= 10;
-        } else {
-            if (cur >= max) cur /= 10;
-            cur++;
-            while (cur % 10 == 0) cur /= 10;
-        }
+    uint64_t *tmp = k + n, maxkey = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = id_digits(ids[i]);
+        uint64_t key = (uint64_t)ids[i] * pow10_[D - d] << 4 | d;
+        k[i] = D <= 8 ? key << 32 | ids[i] : key;
+        maxkey = key > maxkey ? key : maxkey;
     }
-    return k == w->marked.n ? 0 : -1;
+    if (D > 8) {
+        /* never in practice (100 million frames): sort the keys, then recover each id */
+        for (size_t i = 1; i < n; i++) {
+            uint64_t x = k[i];
+            size_t j = i;
+            for (; j > 0 && k[j - 1] > x; j--) k[j] = k[j - 1];
+            k[j] = x;
+        }
+        for (size_t i = 0; i < n; i++) ids[i] = (uint32_t)((k[i] >> 4) / pow10_[D - (k[i] & 15)]);
+        free(k);
+        return 0;
+    }
+    for (unsigned shift = 32; shift < 64 && (maxkey >> (shift - 32)); shift += 8) {
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++) count[(k[i] >> shift) & 255]++;
+        size_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            size_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) tmp[count[(k[i] >> shift) & 255]++] = k[i];
+        uint64_t *t = k;
+        k = tmp;
+        tmp = t;
+    }
+    for (size_t i = 0; i < n; i++) ids[i] = (uint32_t)k[i];
+    free(k < tmp ? k : tmp);
+    return 0;
 }
 
 int tdx_jsonw_finish(tdx_jsonw *w) {
     if (w->err) return -1;
     if (tdx_buf_append(&w->out, "], \"stackFrames\":", 17)) return w->err = 1, -1;
-    if (w->marked.n && order_marked(w)) return w->err = 1, -1;
+    if (w->marked.n && sort_decimal(w->marked.v, w->marked.n)) return w->err = 1, -1;
     tdx_buf tmp = {0};
     /* Emit the map in pieces so the output buffer stays bounded. */
     size_t done = 0;

@@ -1,0 +1,93 @@
+/* test_jsonw.c: index/jsonout.h's writer: stackFrames holds every frame a written event names and
+ * their callers, each once, keyed in the order encoding/json sorts map keys (the decimal text of
+ * the ids), with Go's name and parent fields. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/jsonout.h"
+
+/* A flat tree: frame id i's parent is i / 7 (0 at the top), its name "f<i>", line i. */
+enum { NFRAMES = 150000 };
+
+static int frame(void *self, uint32_t id, tdx_str *func, uint64_t *line, uint32_t *parent) {
+    (void)self;
+    static char names[16][16];
+    static unsigned next;
+    if (id == 0 || id > NFRAMES) return -1;
+    if (func) {
+        char *b = names[next++ % 16];
+        int n = snprintf(b, 16, "f%u", id);
+        *func = (tdx_str){(const uint8_t *)b, (size_t)n};
+    }
+    if (line) *line = id;
+    *parent = id / 7;
+    return 0;
+}
+
+static int sink(void *ctx, const void *p, size_t n) {
+    return tdx_buf_append(ctx, p, n);
+}
+
+static int cmp_text(const void *a, const void *b) {
+    char x[16], y[16];
+    snprintf(x, sizeof x, "%u", *(const uint32_t *)a);
+    snprintf(y, sizeof y, "%u", *(const uint32_t *)b);
+    return strcmp(x, y);
+}
+
+/* Writes one slice per id in ids (stack = the id) and checks the stackFrames that follow. */
+static void check(const uint32_t *ids, size_t n) {
+    tdx_vgframes fr = {NULL, NULL, frame, NULL};
+    tdx_buf out = {0};
+    tdx_jsonw w;
+    cr_assert_eq(tdx_jsonw_init(&w, sink, &out, &fr, 0, INT64_MAX), 0);
+    uint8_t *want = calloc(NFRAMES + 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        tdx_vev ev = {.name = {(const uint8_t *)"s", 1}, .ph = 'X', .ts = 1, .sf = ids[i]};
+        cr_assert_eq(tdx_jsonw_event(&w, &ev), 0);
+        for (uint32_t id = ids[i]; id; id /= 7) want[id] = 1;
+    }
+    cr_assert_eq(tdx_jsonw_finish(&w), 0);
+    cr_assert_eq(tdx_buf_append(&out, "", 1), 0);
+    uint32_t *expect = malloc((NFRAMES + 1) * sizeof *expect);
+    size_t ne = 0;
+    for (uint32_t id = 1; id <= NFRAMES; id++)
+        if (want[id]) expect[ne++] = id;
+    qsort(expect, ne, sizeof *expect, cmp_text);
+    const char *p = strstr((const char *)out.v, "\"stackFrames\":{");
+    cr_assert_not_null(p);
+    p += strlen("\"stackFrames\":{");
+    for (size_t i = 0; i < ne; i++) {
+        char rec[96];
+        uint32_t id = expect[i];
+        if (id / 7)
+            snprintf(rec, sizeof rec, "%s\"%u\":{\"name\":\"f%u:%u\",\"parent\":%u}", i ? "," : "",
+                     id, id, id, id / 7);
+        else
+            snprintf(rec, sizeof rec, "%s\"%u\":{\"name\":\"f%u:%u\"}", i ? "," : "", id, id, id);
+        cr_assert(strncmp(p, rec, strlen(rec)) == 0, "frame %zu of %zu: want %s, have %.60s", i, ne,
+                  rec, p);
+        p += strlen(rec);
+    }
+    cr_expect(*p == '}', "nothing after the last frame: %.40s", p);
+    free(expect);
+    free(want);
+    tdx_jsonw_free(&w);
+    tdx_vec_free(&out);
+}
+
+Test(jsonw, stack_frames_in_decimal_text_order) {
+    /* Ids of 1 to 6 digits, few and many (nearly every frame). */
+    uint32_t few[] = {1, 10, 9, 100000, 99999, 12345, 7, 70, 700, 149999, 2, 20, 21, 200};
+    check(few, sizeof few / sizeof *few);
+    uint32_t *many = malloc(NFRAMES * sizeof *many);
+    srand(7);
+    size_t n = 0;
+    for (uint32_t id = NFRAMES; id > 0; id--)
+        if (rand() % 3) many[n++] = id;
+    check(many, n);
+    free(many);
+}
