@@ -47,6 +47,7 @@ enum tdx_section_kind {
     TDX_SEC_VIEW_GOROUTINE = 16,
     TDX_SEC_VIEWDATA = 17, /* checkpoints, long items, names (blocked: hashes in the directories) */
     TDX_SEC_VGNODES = 18,  /* VGSTORE's stack nodes (read only to number new frames) */
+    TDX_SEC_FNAMES = 19,   /* frame names as JSON text (viewgen_store: tdx_fnames) */
     TDX_SEC_COUNT_
 };
 

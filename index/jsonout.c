@@ -438,11 +438,30 @@ int tdx_jsonw_finish(tdx_jsonw *w) {
                     w->frames.prefetch(w->frames.self, w->marked.v[j + 16], 0);
                 if (j + 8 < w->marked.n) w->frames.prefetch(w->frames.self, w->marked.v[j + 8], 1);
             }
-            tdx_str func;
+            tdx_str func, json;
             uint64_t line;
             uint32_t parent, id = w->marked.v[done + i];
-            if (w->frames.frame(w->frames.self, id, &func, &line, &parent)) continue;
             tdx_buf *b = &w->out;
+            if (w->frames.name && !w->frames.name(w->frames.self, id, &json, &parent)) {
+                /* the name's JSON text as the index keeps it */
+                if (tdx_vec_reserve(b, b->n + 72 + json.n)) {
+                    w->err = 1;
+                    break;
+                }
+                if (done + i) LIT(b, ",");
+                LIT(b, "\"");
+                put_u(b, id);
+                LIT(b, "\":{\"name\":");
+                memcpy(b->v + b->n, json.p, json.n);
+                b->n += json.n;
+                if (parent) {
+                    LIT(b, ",\"parent\":");
+                    put_u(b, parent);
+                }
+                LIT(b, "}");
+                continue;
+            }
+            if (w->frames.frame(w->frames.self, id, &func, &line, &parent)) continue;
             if (tdx_vec_reserve(b, b->n + 64 + func.n)) {
                 w->err = 1;
                 break;

@@ -134,7 +134,14 @@ static int tree_damaged(qctx *q) {
 static int load_tree(qctx *q, bool tasks) {
     const uint8_t *tp;
     size_t tn;
-    if (blob(q, q->dir + VH_TREE, &tp, &tn) || tdx_vgtree_load(&q->tree, tp, tn, q->err)) return -1;
+    uint64_t len;
+    const uint8_t *np = tdx_index_section(q->ix, TDX_SEC_FNAMES, &len, q->err);
+    if (!np) return -1;
+    tdx_fnames names;
+    if (tdx_fnames_load(&names, np, (size_t)len, q->err))
+        return damaged(q, q->ix->sec[TDX_SEC_FNAMES].off, "section FNAMES");
+    if (blob(q, q->dir + VH_TREE, &tp, &tn) || tdx_vgtree_load(&q->tree, tp, tn, &names, q->err))
+        return -1;
     if (tasks) {
         uint64_t nm = tdx_rd64(q->dir + VH_NFRAMES_MAIN);
         if (nm > tdx_vgtree_nframes(&q->tree)) return damaged(q, q->dir_off, q->dir_what);

@@ -102,6 +102,7 @@ typedef struct shared {
     tdx_iwriter *iw;
     const tdx_gen *tabs;
     tdx_vgstore store;
+    tdx_fnames_w names; /* every global frame's name, before the passes (read-only in them) */
     const tdx_viewbuild_opts *opts;
     uint64_t every[NVIEWS];      /* events between a view's checkpoints */
     const tdx_hmap *resurrected; /* ids that come back after ending: never forgotten */
@@ -480,7 +481,7 @@ static int finish_views(worker *w) {
         if (tdx_viewgen_finish(v->vg) || v->err || v->tree.oom) return oom(w);
         tdx_le64(h + VH_NOPT, tdx_viewgen_counters_get(v->vg).optional);
         w->scratch.n = 0;
-        if (tdx_vgtree_save(&v->tree, &w->scratch)) return oom(w);
+        if (tdx_vgtree_save(&v->tree, &w->sh->names, &w->scratch)) return oom(w);
         if (put_blob(w, w->scratch.v, w->scratch.n, h + VH_TREE)) return -1;
         if (cross_blobs(w, v)) return -1;
     }
@@ -694,6 +695,12 @@ static int preload(shared *sh) {
     }
     if (st->oom) return -1;
     tdx_vgstore_freeze(st);
+    /* The names frames print, one per global frame (ident string ids are the store's). */
+    tdx_fnames_w_init(&sh->names);
+    for (size_t i = 0; i < sh->tabs->frames.n; i++)
+        if (tdx_fnames_w_add(&sh->names, st, sh->tabs->frames.v[i].func,
+                             sh->tabs->frames.v[i].line))
+            return -1;
     return 0;
 }
 
@@ -791,6 +798,9 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     if (tdx_iwriter_section(iw, TDX_SEC_VGSTORE, r.v, r.n, err) ||
         tdx_iwriter_section(iw, TDX_SEC_VGNODES, nodes.v, nodes.n, err))
         goto fail;
+    r.n = 0;
+    if (tdx_fnames_w_finish(&sh->names, &r)) goto oom;
+    if (tdx_iwriter_section(iw, TDX_SEC_FNAMES, r.v, r.n, err)) goto fail;
     tdx_vec_free(&nodes);
     tdx_vec_free(&r);
     return 0;
@@ -886,6 +896,7 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
         return -1;
     }
     if (preload(&sh)) {
+        tdx_fnames_w_free(&sh.names);
         tdx_vgstore_free(&sh.store);
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     }
@@ -913,6 +924,7 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
     tdx_hmap_free(&keep);
     tdx_hmap_free(&found);
     pthread_mutex_destroy(&sh.progress_mu);
+    tdx_fnames_w_free(&sh.names);
     tdx_vgstore_free(&sh.store);
     return rc;
 }

@@ -2,11 +2,14 @@
  * caches and the default viewer frame tree. */
 #include "viewgen_store.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 #include "core/hmap.h"
+#include "core/quote.h"
 #include "index/format.h"
 #include "viewgen_ser.h"
 
@@ -399,6 +402,86 @@ uint32_t tdx_vgstore_gen_stack(tdx_vgstore *s, tdx_vgcache *c, const tdx_gen *g,
     return node;
 }
 
+/* ---- frame names ---- */
+
+void tdx_fnames_w_init(tdx_fnames_w *w) {
+    memset(w, 0, sizeof *w);
+}
+
+void tdx_fnames_w_free(tdx_fnames_w *w) {
+    tdx_hmap_free(&w->first);
+    tdx_vec_free(&w->recs);
+    tdx_vec_free(&w->text);
+    tdx_vec_free(&w->tmp);
+}
+
+int tdx_fnames_w_add(tdx_fnames_w *w, const tdx_vgstore *s, uint32_t func, uint64_t line) {
+    tdx_str f = tdx_vgstore_str(s, func);
+    char num[24];
+    int k = snprintf(num, sizeof num, "%" PRIu64, line);
+    w->tmp.n = 0;
+    uint64_t off = w->text.n;
+    if (tdx_buf_append(&w->tmp, f.p, f.n) || tdx_buf_append(&w->tmp, ":", 1) ||
+        tdx_buf_append(&w->tmp, num, (size_t)k) || tdx_json_quote(&w->text, w->tmp.v, w->tmp.n) ||
+        tdx_vec_reserve(&w->recs, w->recs.n + TDX_FNAME_REC))
+        return w->oom = 1, -1;
+    uint8_t *r = w->recs.v + w->recs.n;
+    tdx_le64(r, line);
+    tdx_le64(r + 8, off);
+    tdx_le32(r + 16, func);
+    tdx_le32(r + 20, (uint32_t)(w->text.n - off));
+    w->recs.n += TDX_FNAME_REC;
+    w->n++;
+    if (line <= UINT32_MAX) {
+        int inserted;
+        uint32_t *v =
+            tdx_hmap_upsert(&w->first, (uint64_t)func | line << 32, (uint32_t)w->n, &inserted);
+        if (!v) return w->oom = 1, -1;
+    }
+    return 0;
+}
+
+uint32_t tdx_fnames_w_find(const tdx_fnames_w *w, uint32_t func, uint64_t line) {
+    if (line <= UINT32_MAX) {
+        uint32_t v = tdx_hmap_get(&w->first, (uint64_t)func | line << 32);
+        return v == TDX_HMAP_EMPTY ? 0 : v;
+    }
+    for (uint64_t k = 0; k < w->n; k++) { /* lines past 2^32: not worth a map */
+        const uint8_t *r = w->recs.v + k * TDX_FNAME_REC;
+        if (tdx_rd64(r) == line && tdx_rd32(r + 16) == func) return (uint32_t)(k + 1);
+    }
+    return 0;
+}
+
+int tdx_fnames_w_finish(const tdx_fnames_w *w, tdx_buf *out) {
+    uint8_t x[8];
+    tdx_le64(x, w->n);
+    return w->oom || tdx_buf_append(out, x, 8) || tdx_buf_append(out, w->recs.v, w->recs.n) ||
+                   tdx_buf_append(out, w->text.v, w->text.n)
+               ? -1
+               : 0;
+}
+
+int tdx_fnames_load(tdx_fnames *f, const uint8_t *p, size_t n, tdx_err *err) {
+    memset(f, 0, sizeof *f);
+    uint64_t k = n >= 8 ? tdx_rd64(p) : 0;
+    if (n < 8 || k >= UINT32_MAX || k > (n - 8) / TDX_FNAME_REC)
+        return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "damaged frame names in the index");
+    f->n = k;
+    f->recs = p + 8;
+    f->text = p + 8 + k * TDX_FNAME_REC;
+    f->textlen = n - 8 - k * TDX_FNAME_REC;
+    return 0;
+}
+
+/* Name k's record, or NULL when k is no name or its text lies outside the section. */
+static const uint8_t *fname(const tdx_fnames *f, uint32_t k) {
+    if (k == 0 || k > f->n) return NULL;
+    const uint8_t *r = f->recs + (size_t)(k - 1) * TDX_FNAME_REC;
+    uint64_t off = tdx_rd64(r + 8), len = tdx_rd32(r + 20);
+    return off <= f->textlen && len <= f->textlen - off ? r : NULL;
+}
+
 /* ---- the default frame tree ---- */
 
 void tdx_vgtree_init(tdx_vgtree *t, tdx_vgstore *store) {
@@ -515,12 +598,16 @@ int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *
     if (t->saved_recs) {
         if (id == 0 || id > t->saved_n) return -1;
         const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
-        uint32_t p = tdx_rd32(r), f = tdx_rd32(r + 4);
+        uint32_t p = tdx_rd32(r);
         /* Go numbers a frame after its caller: a parent id at or above the frame's is damage
          * (and would let a walk up the callers loop). */
-        if (p >= id || f >= tdx_vgstore_nstrings(t->store)) return -1;
-        if (func) *func = tdx_vgstore_str(t->store, f);
-        if (line) *line = tdx_rd64(r + 8);
+        if (p >= id) return -1;
+        if (func || line) { /* (walks up the callers need the parent only) */
+            const uint8_t *nm = fname(&t->names, tdx_rd32(r + 4));
+            if (!nm || tdx_rd32(nm + 16) >= tdx_vgstore_nstrings(t->store)) return -1;
+            if (func) *func = tdx_vgstore_str(t->store, tdx_rd32(nm + 16));
+            if (line) *line = tdx_rd64(nm);
+        }
         *parent = p;
         return 0;
     }
@@ -529,6 +616,18 @@ int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *
     if (func) *func = tdx_vgstore_str(t->store, nd.func);
     if (line) *line = nd.line;
     *parent = nd.parent ? t->id_of.v[nd.parent] : 0;
+    return 0;
+}
+
+static int tree_name(void *self, uint32_t id, tdx_str *json, uint32_t *parent) {
+    const tdx_vgtree *t = self;
+    if (!t->saved_recs || id == 0 || id > t->saved_n) return -1;
+    const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
+    uint32_t p = tdx_rd32(r);
+    const uint8_t *nm = fname(&t->names, tdx_rd32(r + 4));
+    if (p >= id || !nm) return -1;
+    *json = (tdx_str){t->names.text + tdx_rd64(nm + 8), tdx_rd32(nm + 20)};
+    *parent = p;
     return 0;
 }
 
@@ -548,17 +647,19 @@ static void prefetch_str(const tdx_vgstore *s, uint32_t func) {
 }
 
 /* Stage 0: the frame's record; stage 1 (the record is in cache by then): what it points to (a
- * built tree: the parent's frame id; either: the function name's string slot). */
+ * saved tree: its name's record; a built tree: the parent's frame id and the function name's
+ * string slot). */
 static void tree_prefetch(void *self, uint32_t id, int stage) {
     const tdx_vgtree *t = self;
     const tdx_vgstore *s = t->store;
     if (t->saved_recs) {
         if (id == 0 || id > t->saved_n) return;
         const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
+        uint32_t k = stage ? tdx_rd32(r + 4) : 0;
         if (stage == 0)
             __builtin_prefetch(r);
-        else
-            prefetch_str(s, tdx_rd32(r + 4));
+        else if (k && k <= t->names.n)
+            __builtin_prefetch(t->names.recs + (size_t)(k - 1) * TDX_FNAME_REC);
         return;
     }
     if (id == 0 || id >= t->node_of.n || !s->node_recs) return;
@@ -574,7 +675,7 @@ static void tree_prefetch(void *self, uint32_t id, int stage) {
 }
 
 tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t) {
-    return (tdx_vgframes){t, tree_stack, tree_frame, tree_prefetch};
+    return (tdx_vgframes){t, tree_stack, tree_frame, tree_prefetch, tree_name};
 }
 
 /* The frame id of store node `node` (0: none). */
@@ -583,7 +684,7 @@ static uint32_t id_of_node(const tdx_vgtree *t, size_t node) {
     return node < t->id_of.n ? t->id_of.v[node] : 0;
 }
 
-int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out) {
+int tdx_vgtree_save(const tdx_vgtree *t, const tdx_fnames_w *names, tdx_buf *out) {
     uint32_t n = tdx_vgtree_nframes(t);
     size_t nn = tdx_vgstore_nnodes(t->store);
     if (tdx_vec_reserve(out, out->n + 16 + 4 * nn + (size_t)TDX_VGFRAME_REC * n)) return -1;
@@ -593,25 +694,26 @@ int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out) {
     o += 16;
     for (size_t k = 0; k < nn; k++, o += 4) tdx_le32(o, id_of_node(t, k));
     for (uint32_t id = 1; id <= n; id++, o += TDX_VGFRAME_REC) {
-        tdx_str func;
-        uint64_t line;
-        uint32_t parent;
-        if (tdx_vgtree_frame(t, id, &func, &line, &parent)) return -1;
-        uint32_t f;
+        uint32_t parent, name;
         if (t->saved_recs) {
-            f = tdx_rd32(t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC + 4);
+            const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
+            parent = tdx_rd32(r);
+            name = tdx_rd32(r + 4);
         } else {
-            f = tdx_vgstore_node(t->store, t->node_of.v[id]).func;
+            tdx_vgnode nd = tdx_vgstore_node(t->store, t->node_of.v[id]);
+            parent = nd.parent ? t->id_of.v[nd.parent] : 0;
+            name = tdx_fnames_w_find(names, nd.func, nd.line);
+            if (!name) return -1;
         }
         tdx_le32(o, parent);
-        tdx_le32(o + 4, f);
-        tdx_le64(o + 8, line);
+        tdx_le32(o + 4, name);
     }
     out->n = (size_t)(o - out->v);
     return 0;
 }
 
-int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err) {
+int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, const tdx_fnames *names,
+                    tdx_err *err) {
     size_t nn = tdx_vgstore_nnodes(t->store);
     if (n < 16) goto bad;
     uint64_t count = tdx_rd64(p), nodes = tdx_rd64(p + 8);
@@ -625,6 +727,7 @@ int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err) {
     t->saved_recs = p + 16 + 4 * nodes;
     t->saved_n = (uint32_t)count;
     t->saved_nodes = (size_t)nodes;
+    t->names = *names;
     return 0;
 bad:
     return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "damaged viewer frame tree in the index");

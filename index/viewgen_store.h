@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/gen.h"
+#include "core/hmap.h"
 #include "core/mem.h"
 #include "index/format.h"
 
@@ -151,13 +152,49 @@ typedef struct tdx_vgframes {
     /* Optional: starts loading what frame(id) will read, in two stages (0, then 1 a few ids
      * later), so that a run of lookups overlaps its cache misses. */
     void (*prefetch)(void *self, uint32_t id, int stage);
+    /* Optional: the frame's name ("<func>:<line>") as its JSON string, quotes included, and its
+     * parent; -1 when the tree has no such text (then frame() describes it). */
+    int (*name)(void *self, uint32_t id, tdx_str *json, uint32_t *parent);
 } tdx_vgframes;
+
+/* ---- frame names (the index's FNAMES section) ----
+ *
+ * The names frames print, "<func>:<line>", each once, with their JSON text ready to copy: name k
+ * (from 1) is a record of TDX_FNAME_REC bytes (u64 line, u64 offset of its text, u32 function
+ * as a store string id, u32 text length) after a u64 count, then the texts. The build adds one
+ * per frame of the trace's FRAMES table, in that order; saved frame trees refer to them. */
+enum { TDX_FNAME_REC = 24 };
+
+typedef struct tdx_fnames_w {
+    tdx_hmap first; /* func | line << 32 -> the first name with them */
+    tdx_buf recs, text;
+    uint64_t n;
+    tdx_buf tmp;
+    int oom;
+} tdx_fnames_w;
+
+void tdx_fnames_w_init(tdx_fnames_w *w);
+void tdx_fnames_w_free(tdx_fnames_w *w);
+/* Adds the name of function `func` (a string id of s) at `line`; 0 or -1 (out of memory). */
+int tdx_fnames_w_add(tdx_fnames_w *w, const tdx_vgstore *s, uint32_t func, uint64_t line);
+/* The first name added with func and line (from 1), 0 when none. Read-only: threads may share. */
+uint32_t tdx_fnames_w_find(const tdx_fnames_w *w, uint32_t func, uint64_t line);
+/* The section's bytes. */
+int tdx_fnames_w_finish(const tdx_fnames_w *w, tdx_buf *out);
+
+/* The section read in place (p[0..n) outlives it); entries are checked where they are read. */
+typedef struct tdx_fnames {
+    const uint8_t *recs, *text;
+    uint64_t n, textlen;
+} tdx_fnames;
+
+int tdx_fnames_load(tdx_fnames *f, const uint8_t *p, size_t n, tdx_err *err);
 
 /* The default tree: frame ids over the store's nodes (the two trees have the same shape, since
  * both are keyed by PC under the parent).
  *
  * A saved tree (tdx_vgtree_save; the index's layout, docs/index-format.md) is read in place:
- * the frame id of every store node, then per frame id its parent's id, function and line. A
+ * the frame id of every store node, then per frame id its parent's id and its name (FNAMES). A
  * query looks ids and frames up there without building anything; the first change (a stack with
  * no id yet, a truncation) copies it into id_of/node_of first. Entries are checked where they
  * are read: frame() refuses a damaged record (-1); a damaged id map, found while copying, sets
@@ -170,12 +207,13 @@ typedef struct tdx_vgtree {
     const uint8_t *saved_recs; /* ... and TDX_VGFRAME_REC bytes per frame id 1..saved_n */
     uint32_t saved_n;
     size_t saved_nodes;
+    tdx_fnames names; /* what saved records name */
     int oom;
     int bad;
 } tdx_vgtree;
 
-/* A saved frame: u32 parent frame id, u32 function (store string id), u64 line. */
-enum { TDX_VGFRAME_REC = 16 };
+/* A saved frame: u32 parent frame id, u32 name (FNAMES, from 1). */
+enum { TDX_VGFRAME_REC = 8 };
 
 void tdx_vgtree_init(tdx_vgtree *t, tdx_vgstore *store);
 void tdx_vgtree_free(tdx_vgtree *t);
@@ -190,10 +228,12 @@ static inline uint32_t tdx_vgtree_nframes(const tdx_vgtree *t) {
 tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t);
 
 /* Serialization of the ids assigned so far (u64 frames F, u64 nodes N, N u32 frame ids, F
- * frame records); load into a tree initialized over the same store, which reads p[0..n) in place
- * (it must outlive the tree). */
-int tdx_vgtree_save(const tdx_vgtree *t, tdx_buf *out);
-int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, tdx_err *err);
+ * frame records; a frame's name is the first of `names` with its function and line: 0, or -1
+ * when out of memory or a frame has no name there); load into a tree initialized over the same
+ * store, which reads p[0..n) and the names in place (they must outlive the tree). */
+int tdx_vgtree_save(const tdx_vgtree *t, const tdx_fnames_w *names, tdx_buf *out);
+int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, const tdx_fnames *names,
+                    tdx_err *err);
 /* Forgets every frame id above n (a task query numbers its task frames after the main loop's). */
 void tdx_vgtree_truncate(tdx_vgtree *t, uint32_t n);
 

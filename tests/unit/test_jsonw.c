@@ -40,7 +40,7 @@ static int cmp_text(const void *a, const void *b) {
 
 /* Writes one slice per id in ids (stack = the id) and checks the stackFrames that follow. */
 static void check(const uint32_t *ids, size_t n) {
-    tdx_vgframes fr = {NULL, NULL, frame, NULL};
+    tdx_vgframes fr = {NULL, NULL, frame, NULL, NULL};
     tdx_buf out = {0};
     tdx_jsonw w;
     cr_assert_eq(tdx_jsonw_init(&w, sink, &out, &fr, 0, INT64_MAX), 0);

@@ -4,6 +4,7 @@
  * frame tree answers in place like the tree it came from, and grows or truncates like it. */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <string.h>
 #include <xxhash.h>
 
@@ -34,6 +35,25 @@ static void same_nodes(const tdx_vgstore *a, const tdx_vgstore *b) {
         cr_expect_eq(x.parent, y.parent, "node %u", k);
         cr_expect_eq(x.func, y.func, "node %u", k);
     }
+}
+
+/* The frame names of every node of s (what the build does with the trace's frames). */
+static tdx_fnames_w g_nw;
+static tdx_buf g_nbuf;
+static tdx_fnames g_names;
+
+static void names_for(const tdx_vgstore *s) {
+    tdx_fnames_w_free(&g_nw);
+    tdx_fnames_w_init(&g_nw);
+    for (uint32_t k = 1; k < tdx_vgstore_nnodes(s); k++) {
+        tdx_vgnode nd = tdx_vgstore_node(s, k);
+        if (!tdx_fnames_w_find(&g_nw, nd.func, nd.line))
+            cr_assert_eq(tdx_fnames_w_add(&g_nw, s, nd.func, nd.line), 0);
+    }
+    g_nbuf.n = 0;
+    cr_assert_eq(tdx_fnames_w_finish(&g_nw, &g_nbuf), 0);
+    tdx_err err;
+    cr_assert_eq(tdx_fnames_load(&g_names, g_nbuf.v, g_nbuf.n, &err), 0, "%s", err.msg);
 }
 
 /* fill()'s store a with n leaves, saved into *saved and reloaded into b. */
@@ -131,7 +151,7 @@ Test(vgstore, damaged_node_records_are_refused) {
     memset(tb.v, 0, 16 + 4 * nn);
     tdx_le64(tb.v + 8, nn);
     tb.n = 16 + 4 * nn;
-    cr_assert_eq(tdx_vgtree_load(&t, tb.v, tb.n, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_vgtree_load(&t, tb.v, tb.n, &g_names, &err), 0, "%s", err.msg);
     cr_expect_eq(tdx_vgtree_stack(&t, leaf[3]), 0);
     cr_expect_eq(t.bad, 1);
     tdx_vgtree_free(&t);
@@ -168,13 +188,14 @@ static void same_frames(const tdx_vgtree *a, const tdx_vgtree *b, const uint32_t
  * into b over the same store. */
 static void tree_saved(tdx_vgstore *s, tdx_vgtree *a, tdx_vgtree *b, const uint32_t *leaf, size_t k,
                        tdx_buf *saved) {
+    names_for(s);
     tdx_vgtree_init(a, s);
     for (size_t i = 0; i < k; i += 2) cr_assert_neq(tdx_vgtree_stack(a, leaf[i]), 0);
     *saved = (tdx_buf){0};
-    cr_assert_eq(tdx_vgtree_save(a, saved), 0);
+    cr_assert_eq(tdx_vgtree_save(a, &g_nw, saved), 0);
     tdx_vgtree_init(b, s);
     tdx_err err;
-    cr_assert_eq(tdx_vgtree_load(b, saved->v, saved->n, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_vgtree_load(b, saved->v, saved->n, &g_names, &err), 0, "%s", err.msg);
 }
 
 Test(vgstore, saved_tree_answers_in_place) {
@@ -189,10 +210,25 @@ Test(vgstore, saved_tree_answers_in_place) {
     for (size_t i = 0; i < 8; i++) numbered[i] = leaf[2 * i];
     same_frames(&a, &b, numbered, 8);
     cr_expect_not_null(b.saved_recs, "known stacks do not copy the tree");
+    /* A saved frame's name is its "func:line" as a JSON string, ready to copy. */
+    tdx_vgframes fb = tdx_vgtree_frames(&b);
+    for (uint32_t id = 1; id <= tdx_vgtree_nframes(&b); id++) {
+        tdx_str func, json;
+        uint64_t line;
+        uint32_t p1, p2;
+        cr_assert_eq(tdx_vgtree_frame(&b, id, &func, &line, &p1), 0);
+        cr_assert_eq(fb.name(fb.self, id, &json, &p2), 0);
+        char want[64];
+        int k = snprintf(want, sizeof want, "\"%.*s:%llu\"", (int)func.n, (const char *)func.p,
+                         (unsigned long long)line);
+        cr_expect(json.n == (size_t)k && memcmp(json.p, want, (size_t)k) == 0, "frame %u: %.*s", id,
+                  (int)json.n, (const char *)json.p);
+        cr_expect_eq(p1, p2);
+    }
     cr_expect_eq(b.node_of.n, 0);
     /* Saving the loaded tree gives the same bytes. */
     tdx_buf again = {0};
-    cr_assert_eq(tdx_vgtree_save(&b, &again), 0);
+    cr_assert_eq(tdx_vgtree_save(&b, &g_nw, &again), 0);
     cr_expect(again.n == saved.n && memcmp(again.v, saved.v, saved.n) == 0);
     /* A stack with no frame yet: b copies the tree, then numbers it as a does. */
     same_frames(&a, &b, leaf, 24);
@@ -236,12 +272,12 @@ Test(vgstore, damaged_saved_tree) {
     tdx_err err;
     /* Lengths that do not add up are refused at load. */
     tdx_vgtree_init(&b, &s);
-    cr_expect_eq(tdx_vgtree_load(&b, saved.v, saved.n - 1, &err), -1);
+    cr_expect_eq(tdx_vgtree_load(&b, saved.v, saved.n - 1, &g_names, &err), -1);
     tdx_le64(saved.v, n + 1);
-    cr_expect_eq(tdx_vgtree_load(&b, saved.v, saved.n, &err), -1);
+    cr_expect_eq(tdx_vgtree_load(&b, saved.v, saved.n, &g_names, &err), -1);
     tdx_le64(saved.v, n);
-    /* A parent not below the frame, a function that is no string: that frame is refused. */
-    cr_assert_eq(tdx_vgtree_load(&b, saved.v, saved.n, &err), 0);
+    /* A parent not below the frame, a name that does not exist: that frame is refused. */
+    cr_assert_eq(tdx_vgtree_load(&b, saved.v, saved.n, &g_names, &err), 0);
     uint32_t parent;
     tdx_le32(recs + (size_t)(n - 1) * TDX_VGFRAME_REC, n);
     cr_expect_eq(tdx_vgtree_frame(&b, n, NULL, NULL, &parent), -1);
@@ -273,11 +309,12 @@ Test(vgstore, deferred_nodes_load_when_needed) {
     tdx_vgtree_init(&ta, &a);
     cr_assert_neq(tdx_vgtree_stack(&ta, leaf[4]), 0);
     tdx_buf tree = {0};
-    cr_assert_eq(tdx_vgtree_save(&ta, &tree), 0);
+    names_for(&a);
+    cr_assert_eq(tdx_vgtree_save(&ta, &g_nw, &tree), 0);
     cr_assert_eq(tdx_vgstore_load(&b, saved.v, saved.n, NULL, &err), 0, "%s", err.msg);
     tdx_vgstore_defer_nodes(&b, nodes.v, nodes.n, h);
     tdx_vgtree_init(&tb, &b);
-    cr_assert_eq(tdx_vgtree_load(&tb, tree.v, tree.n, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_vgtree_load(&tb, tree.v, tree.n, &g_names, &err), 0, "%s", err.msg);
     cr_expect_eq(tdx_vgtree_stack(&tb, leaf[4]), tdx_vgtree_stack(&ta, leaf[4]));
     cr_expect(b.nodes_absent, "a known stack reads no node");
     cr_expect_eq(tdx_vgtree_stack(&tb, leaf[23]), tdx_vgtree_stack(&ta, leaf[23]));
@@ -289,7 +326,7 @@ Test(vgstore, deferred_nodes_load_when_needed) {
     nodes.v[nodes.n / 2] ^= 1;
     tdx_vgstore_defer_nodes(&b, nodes.v, nodes.n, h);
     tdx_vgtree_init(&tb, &b);
-    cr_assert_eq(tdx_vgtree_load(&tb, tree.v, tree.n, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_vgtree_load(&tb, tree.v, tree.n, &g_names, &err), 0, "%s", err.msg);
     cr_expect_eq(tdx_vgtree_stack(&tb, leaf[23]), 0);
     cr_expect(b.nodes_bad && tb.bad);
     tdx_vgtree_free(&tb);
