@@ -291,6 +291,79 @@ int tdx_json_event(tdx_buf *b, const tdx_vev *ev) {
     return tdx_buf_append(b, "}", 1);
 }
 
+/* ---- the size of an event's JSON, without writing it ---- */
+
+#define L(s) (sizeof(s) - 1)
+
+static size_t ulen(uint64_t v) {
+    return (size_t)count_digits(v);
+}
+static size_t ilen(int64_t v) {
+    return v < 0 ? 1 + ulen(0 - (uint64_t)v) : ulen((uint64_t)v);
+}
+static size_t qlen(const uint8_t *p, size_t n) {
+    return tdx_json_plain(p, n) ? n + 2 : tdx_json_quote_len(p, n);
+}
+static size_t usec_len(int64_t ns) {
+    if (ns <= -FAST_LIMIT || ns >= FAST_LIMIT) {
+        char b[48];
+        return slow_usec(b, ns);
+    }
+    uint64_t u = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    unsigned f = (unsigned)(u % 1000);
+    return (ns < 0) + ulen(u / 1000) + (f == 0 ? 0 : f % 10 ? 4 : f % 100 ? 3 : 2);
+}
+
+static size_t args_len(const tdx_vargs *a) {
+    switch (a->kind) {
+    case TDX_VARG_NAME:
+        return L(",\"args\":{\"name\":") + qlen(a->s.p, a->s.n) + 1;
+    case TDX_VARG_SORT_INDEX:
+        return L(",\"args\":{\"sort_index\":") + ilen((int64_t)a->u[0]) + 1;
+    case TDX_VARG_BLOCKED:
+        return (a->u[0] ? L(",\"args\":{\"blocked\":\"yes\"")
+                        : L(",\"args\":{\"blocked\":\"no\"")) +
+               1;
+    case TDX_VARG_HEAP:
+        return L(",\"args\":{\"Allocated\":") + ulen(a->u[0]) + L(",\"NextGC\":") + ulen(a->u[1]) +
+               1;
+    case TDX_VARG_GOROUTINES:
+        return L(",\"args\":{\"Running\":") + ulen(a->u[0]) + L(",\"Runnable\":") + ulen(a->u[1]) +
+               L(",\"GCWaiting\":") + ulen(a->u[2]) + 1;
+    case TDX_VARG_THREADS:
+        return L(",\"args\":{\"Running\":") + ilen((int64_t)a->u[0]) + L(",\"InSyscall\":") +
+               ilen((int64_t)a->u[1]) + 1;
+    case TDX_VARG_SCHED:
+        return L(",\"args\":{") + (a->u[0] ? L("\"thread\":") + ulen(a->u[0]) : 0) +
+               (a->u[1] ? (a->u[0] ? 1 : 0) + L("\"proc\":") + ulen(a->u[1]) : 0) + 1;
+    case TDX_VARG_TASK:
+        return L(",\"args\":{\"id\":") + ulen(a->u[0]) +
+               (a->u[1] ? L(",\"start_g\":") + ulen(a->u[1]) : 0) +
+               (a->u[2] ? L(",\"end_g\":") + ulen(a->u[2]) : 0) + 1;
+    case TDX_VARG_TASKID:
+        return L(",\"args\":{\"taskid\":") + ulen(a->u[0]) + 1;
+    default:
+        return 0;
+    }
+}
+
+size_t tdx_json_event_size(const tdx_vev *ev) {
+    size_t n = L("{") + L("\"ph\":\"") + 1 + L("\"") + L(",\"ts\":") + usec_len(ev->ts) +
+               L(",\"pid\":") + ulen(ev->pid) + L(",\"tid\":") + ulen(ev->tid) + L("}");
+    if (ev->name.n) n += L("\"name\":") + qlen(ev->name.p, ev->name.n) + L(",");
+    if (ev->scope.n) n += L(",\"s\":") + qlen(ev->scope.p, ev->scope.n);
+    if (ev->dur) n += L(",\"dur\":") + usec_len(ev->dur);
+    if (ev->id) n += L(",\"id\":") + ulen(ev->id);
+    if (ev->sf) n += L(",\"sf\":") + ilen(ev->sf);
+    if (ev->esf) n += L(",\"esf\":") + ilen(ev->esf);
+    if (ev->args.kind) n += args_len(&ev->args);
+    if (ev->cname) n += L(",\"cname\":") + qlen((const uint8_t *)ev->cname, strlen(ev->cname));
+    if (ev->cat) n += L(",\"cat\":") + qlen((const uint8_t *)ev->cat, strlen(ev->cat));
+    return n;
+}
+
+#undef L
+
 /* ---- the writer ---- */
 
 enum { FLUSH_AT = 1 << 18 };
@@ -602,14 +675,13 @@ static int split_step(tdx_jsplit *s, uint64_t required, int64_t ts, uint32_t siz
 int tdx_jsplit_event(void *ctx, const tdx_vev *ev) {
     tdx_jsplit *s = ctx;
     if (s->err) return -1;
-    s->scratch.n = 0;
-    if (tdx_json_event(&s->scratch, ev)) return s->err = 1, -1;
+    size_t len = tdx_json_event_size(ev);
     if (ev->required) {
         s->nrequired++;
-        s->required_bytes += s->scratch.n;
+        s->required_bytes += len;
         return 0;
     }
-    uint32_t size = (uint32_t)(s->scratch.n + 2);
+    uint32_t size = (uint32_t)(len + 2);
     if (s->online) {
         if (split_step(s, s->required, ev->ts, size, (uint32_t)ev->sf, (uint32_t)ev->esf))
             return s->err = 1, -1;
@@ -650,7 +722,6 @@ void tdx_jsplit_free(tdx_jsplit *s) {
     tdx_vec_free(&s->recs);
     tdx_vec_free(&s->seen);
     tdx_vec_free(&s->ranges);
-    tdx_vec_free(&s->scratch);
 }
 
 int tdx_vranges_json(tdx_buf *out, const tdx_vrange *r, size_t n) {

@@ -63,6 +63,8 @@ size_t tdx_json_i64(char *buf, int64_t v);
 
 /* Appends the compact JSON of ev (no line feed) to out; 0 or -1 (OOM). */
 int tdx_json_event(tdx_buf *out, const tdx_vev *ev);
+/* The length tdx_json_event would append, without writing anything. */
+size_t tdx_json_event_size(const tdx_vev *ev);
 
 /* ---- the /jsontrace writer ---- */
 
@@ -125,7 +127,6 @@ typedef struct tdx_jsplit {
     uint32_t piece;
     TDX_VEC(uint32_t) seen; /* per frame id: piece that counted it */
     TDX_VEC(tdx_vrange) ranges;
-    tdx_buf scratch;
     int err;
 } tdx_jsplit;
 

@@ -1,6 +1,6 @@
 /* test_jsonw.c: index/jsonout.h's writer: stackFrames holds every frame a written event names and
  * their callers, each once, keyed in the order encoding/json sorts map keys (the decimal text of
- * the ids), with Go's name and parent fields. */
+ * the ids), with Go's name and parent fields; the size of an event's JSON without writing it. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -90,4 +90,53 @@ Test(jsonw, stack_frames_in_decimal_text_order) {
         if (rand() % 3) many[n++] = id;
     check(many, n);
     free(many);
+}
+
+/* tdx_json_event_size (the splitter's measure) equals what tdx_json_event writes, for events of
+ * every kind with fields of every size, escapes and times past the fast path included. */
+Test(jsonw, event_size_is_the_written_length) {
+    static const char *const names[] = {"",          "G1 main.main", "a<b>&c",
+                                        "tab\there", "é\"q\\",       "GC (dedicated)"};
+    static const char ph[] = "XICMstbe";
+    static const int64_t times[] = {0,
+                                    1,
+                                    999,
+                                    1000,
+                                    1001,
+                                    1010,
+                                    1100,
+                                    123456789,
+                                    -5,
+                                    -1500,
+                                    8796093022208000LL,
+                                    -8796093022208001LL,
+                                    INT64_MAX};
+    static const uint64_t nums[] = {0, 1, 9, 10, 99, 100, 12345678901ULL, UINT64_MAX};
+    srand(11);
+    tdx_buf b = {0};
+    for (int it = 0; it < 200000; it++) {
+        tdx_vev ev;
+        memset(&ev, 0, sizeof ev);
+        const char *nm = names[rand() % 6], *sc = names[rand() % 6];
+        ev.name = (tdx_str){(const uint8_t *)nm, strlen(nm)};
+        ev.ph = ph[rand() % 8];
+        if (rand() % 4 == 0) ev.scope = (tdx_str){(const uint8_t *)sc, strlen(sc)};
+        ev.ts = times[rand() % 13];
+        ev.dur = rand() % 2 ? times[rand() % 13] : 0;
+        ev.pid = nums[rand() % 8];
+        ev.tid = nums[rand() % 8];
+        ev.id = rand() % 2 ? nums[rand() % 8] : 0;
+        ev.sf = rand() % 2 ? (int64_t)nums[rand() % 8] : 0;
+        ev.esf = rand() % 2 ? -(int64_t)nums[rand() % 7] : 0;
+        ev.args.kind = (uint8_t)(rand() % 10);
+        for (int k = 0; k < 3; k++) ev.args.u[k] = rand() % 3 ? nums[rand() % 8] : 0;
+        ev.args.s = ev.name;
+        ev.cname = rand() % 3 ? NULL : "thread_state_runnable";
+        ev.cat = rand() % 3 ? NULL : names[rand() % 6];
+        b.n = 0;
+        cr_assert_eq(tdx_json_event(&b, &ev), 0);
+        cr_assert_eq(tdx_json_event_size(&ev), b.n, "event %d: %.*s", it, (int)b.n,
+                     (const char *)b.v);
+    }
+    tdx_vec_free(&b);
 }
