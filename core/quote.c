@@ -1,6 +1,8 @@
 /* quote.c: Go-compatible string quoting; see quote.h for the exact rules reproduced. */
 #include "quote.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -517,5 +519,17 @@ int tdx_json_quote(tdx_buf *out, const uint8_t *s, size_t n) {
         i += w;
     }
     if (append_span(out, s, run, n) || tdx_buf_append(out, "\"", 1)) return -1;
+    return 0;
+}
+
+int tdx_json_quote_frame(tdx_buf *out, const uint8_t *func, size_t n, uint64_t line) {
+    char num[24];
+    int k = snprintf(num, sizeof num, ":%" PRIu64 "\"", line);
+    /* ':' and digits are plain ASCII: the name's quoting ends where func's would, and the line
+     * goes inside the closing quote (an invalid UTF-8 byte is replaced alone, so the bytes that
+     * follow cannot change func's part). */
+    if (tdx_json_quote(out, func, n) || tdx_vec_reserve(out, out->n + (size_t)k)) return -1;
+    memcpy(out->v + out->n - 1, num, (size_t)k);
+    out->n += (size_t)k - 1;
     return 0;
 }

@@ -41,4 +41,8 @@ bool tdx_json_plain(const uint8_t *s, size_t n);
 /* Byte length tdx_json_quote would append (no allocation). */
 size_t tdx_json_quote_len(const uint8_t *s, size_t n);
 
+/* tdx_json_quote of the text "<func>:<line>" (the viewer's frame name), without composing it
+ * first. 0 or -1. */
+int tdx_json_quote_frame(tdx_buf *out, const uint8_t *func, size_t n, uint64_t line);
+
 #endif

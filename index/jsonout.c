@@ -437,6 +437,11 @@ int tdx_jsonw_event(void *ctx, const tdx_vev *ev) {
 static const uint64_t pow10_[11] = {1,       10,       100,       1000,       10000,         100000,
                                     1000000, 10000000, 100000000, 1000000000, 10000000000ULL};
 
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static unsigned id_digits(uint32_t v) {
     unsigned d = 1;
     while (d < 10 && v >= pow10_[d]) d++;
@@ -460,12 +465,7 @@ static int sort_decimal(uint32_t *ids, size_t n) {
     }
     if (D > 8) {
         /* never in practice (100 million frames): sort the keys, then recover each id */
-        for (size_t i = 1; i < n; i++) {
-            uint64_t x = k[i];
-            size_t j = i;
-            for (; j > 0 && k[j - 1] > x; j--) k[j] = k[j - 1];
-            k[j] = x;
-        }
+        qsort(k, n, sizeof *k, cmp_u64);
         for (size_t i = 0; i < n; i++) ids[i] = (uint32_t)((k[i] >> 4) / pow10_[D - (k[i] & 15)]);
         free(k);
         return 0;
@@ -489,20 +489,39 @@ static int sort_decimal(uint32_t *ids, size_t n) {
     return 0;
 }
 
+/* stackFrames' "<id>":{"name":...[,"parent":<p>]} for frame id: the name as the index keeps its
+ * JSON text, or quoted from the frame's function and line. An unknown id is skipped. */
+static int put_frame(tdx_jsonw *w, uint32_t id, bool comma) {
+    tdx_str json = {0}, func;
+    uint64_t line = 0;
+    uint32_t parent;
+    bool text = w->frames.name && !w->frames.name(w->frames.self, id, &json, &parent);
+    if (!text && w->frames.frame(w->frames.self, id, &func, &line, &parent)) return 0;
+    tdx_buf *b = &w->out;
+    if (tdx_vec_reserve(b, b->n + 40)) return -1;
+    if (comma) LIT(b, ",");
+    LIT(b, "\"");
+    put_u(b, id);
+    LIT(b, "\":{\"name\":");
+    if (text ? tdx_buf_append(b, json.p, json.n) : tdx_json_quote_frame(b, func.p, func.n, line))
+        return -1;
+    if (tdx_vec_reserve(b, b->n + 40)) return -1;
+    if (parent) {
+        LIT(b, ",\"parent\":");
+        put_u(b, parent);
+    }
+    LIT(b, "}");
+    return 0;
+}
+
 int tdx_jsonw_finish(tdx_jsonw *w) {
     if (w->err) return -1;
     if (tdx_buf_append(&w->out, "], \"stackFrames\":", 17)) return w->err = 1, -1;
     if (w->marked.n && sort_decimal(w->marked.v, w->marked.n)) return w->err = 1, -1;
-    tdx_buf tmp = {0};
+    if (tdx_buf_append(&w->out, "{", 1)) w->err = 1;
     /* Emit the map in pieces so the output buffer stays bounded. */
-    size_t done = 0;
-    int first = 1;
-    while (!w->err) {
+    for (size_t done = 0; !w->err && done < w->marked.n;) {
         size_t n = w->marked.n - done, chunk = n < 4096 ? n : 4096;
-        if (first) {
-            if (tdx_buf_append(&w->out, "{", 1)) w->err = 1;
-            first = 0;
-        }
         for (size_t i = 0; i < chunk && !w->err; i++) {
             /* The ids come in text order, scattered over the tree: fetch ahead. */
             if (w->frames.prefetch) {
@@ -511,71 +530,11 @@ int tdx_jsonw_finish(tdx_jsonw *w) {
                     w->frames.prefetch(w->frames.self, w->marked.v[j + 16], 0);
                 if (j + 8 < w->marked.n) w->frames.prefetch(w->frames.self, w->marked.v[j + 8], 1);
             }
-            tdx_str func, json;
-            uint64_t line;
-            uint32_t parent, id = w->marked.v[done + i];
-            tdx_buf *b = &w->out;
-            if (w->frames.name && !w->frames.name(w->frames.self, id, &json, &parent)) {
-                /* the name's JSON text as the index keeps it */
-                if (tdx_vec_reserve(b, b->n + 72 + json.n)) {
-                    w->err = 1;
-                    break;
-                }
-                if (done + i) LIT(b, ",");
-                LIT(b, "\"");
-                put_u(b, id);
-                LIT(b, "\":{\"name\":");
-                memcpy(b->v + b->n, json.p, json.n);
-                b->n += json.n;
-                if (parent) {
-                    LIT(b, ",\"parent\":");
-                    put_u(b, parent);
-                }
-                LIT(b, "}");
-                continue;
-            }
-            if (w->frames.frame(w->frames.self, id, &func, &line, &parent)) continue;
-            if (tdx_vec_reserve(b, b->n + 64 + func.n)) {
-                w->err = 1;
-                break;
-            }
-            if (done + i) LIT(b, ",");
-            LIT(b, "\"");
-            put_u(b, id);
-            LIT(b, "\":{\"name\":");
-            if (tdx_json_plain(func.p, func.n)) {
-                /* "func:line": ':' and digits need no escaping either */
-                b->v[b->n++] = '"';
-                if (func.n) memcpy(b->v + b->n, func.p, func.n);
-                b->n += func.n;
-                LIT(b, ":");
-                put_u(b, line);
-                LIT(b, "\"");
-            } else {
-                char num[24];
-                tmp.n = 0;
-                if (tdx_buf_append(&tmp, func.p, func.n) || tdx_buf_append(&tmp, ":", 1) ||
-                    tdx_buf_append(&tmp, num, tdx_json_u64(num, line)) ||
-                    put_quoted(b, tmp.v, tmp.n)) {
-                    w->err = 1;
-                    break;
-                }
-            }
-            if (tdx_vec_reserve(b, b->n + 48)) {
-                w->err = 1;
-                break;
-            }
-            if (parent) {
-                LIT(b, ",\"parent\":");
-                put_u(b, parent);
-            }
-            LIT(b, "}");
+            if (put_frame(w, w->marked.v[done + i], done + i > 0)) w->err = 1;
         }
         done += chunk;
-        if (w->err || w_flush(w)) break;
-        if (done == w->marked.n) break;
+        w_flush(w);
     }
-    tdx_vec_free(&tmp);
     if (!w->err && tdx_buf_append(&w->out, "}\n}", 3)) w->err = 1;
     return w_flush(w);
 }

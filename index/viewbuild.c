@@ -481,7 +481,16 @@ static int finish_views(worker *w) {
         if (tdx_viewgen_finish(v->vg) || v->err || v->tree.oom) return oom(w);
         tdx_le64(h + VH_NOPT, tdx_viewgen_counters_get(v->vg).optional);
         w->scratch.n = 0;
-        if (tdx_vgtree_save(&v->tree, &w->sh->names, &w->scratch)) return oom(w);
+        int rc = tdx_vgtree_save(&v->tree, &w->sh->names, &w->scratch);
+        if (rc == -2) {
+            if (!w->failed)
+                tdx_errf(
+                    &w->err, TDX_EINDEX, TDX_NO_OFFSET,
+                    "internal error: a frame of the view has no name among the trace's frames");
+            w->failed = 1;
+            return -1;
+        }
+        if (rc) return oom(w);
         if (put_blob(w, w->scratch.v, w->scratch.n, h + VH_TREE)) return -1;
         if (cross_blobs(w, v)) return -1;
     }

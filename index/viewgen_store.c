@@ -2,8 +2,6 @@
  * caches and the default viewer frame tree. */
 #include "viewgen_store.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -412,17 +410,12 @@ void tdx_fnames_w_free(tdx_fnames_w *w) {
     tdx_hmap_free(&w->first);
     tdx_vec_free(&w->recs);
     tdx_vec_free(&w->text);
-    tdx_vec_free(&w->tmp);
 }
 
 int tdx_fnames_w_add(tdx_fnames_w *w, const tdx_vgstore *s, uint32_t func, uint64_t line) {
     tdx_str f = tdx_vgstore_str(s, func);
-    char num[24];
-    int k = snprintf(num, sizeof num, "%" PRIu64, line);
-    w->tmp.n = 0;
     uint64_t off = w->text.n;
-    if (tdx_buf_append(&w->tmp, f.p, f.n) || tdx_buf_append(&w->tmp, ":", 1) ||
-        tdx_buf_append(&w->tmp, num, (size_t)k) || tdx_json_quote(&w->text, w->tmp.v, w->tmp.n) ||
+    if (tdx_json_quote_frame(&w->text, f.p, f.n, line) ||
         tdx_vec_reserve(&w->recs, w->recs.n + TDX_FNAME_REC))
         return w->oom = 1, -1;
     uint8_t *r = w->recs.v + w->recs.n;
@@ -593,22 +586,27 @@ uint32_t tdx_vgtree_stack(tdx_vgtree *t, uint32_t key) {
     return t->id_of.v[key];
 }
 
+/* Saved frame id's record (NULL for no such id) with its parent in *parent; Go numbers a frame
+ * after its caller, so a parent id at or above the frame's is damage (and would let a walk up
+ * the callers loop): NULL too. */
+static const uint8_t *saved_rec(const tdx_vgtree *t, uint32_t id, uint32_t *parent) {
+    if (id == 0 || id > t->saved_n) return NULL;
+    const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
+    *parent = tdx_rd32(r);
+    return *parent < id ? r : NULL;
+}
+
 int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *line,
                      uint32_t *parent) {
     if (t->saved_recs) {
-        if (id == 0 || id > t->saved_n) return -1;
-        const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
-        uint32_t p = tdx_rd32(r);
-        /* Go numbers a frame after its caller: a parent id at or above the frame's is damage
-         * (and would let a walk up the callers loop). */
-        if (p >= id) return -1;
+        const uint8_t *r = saved_rec(t, id, parent);
+        if (!r) return -1;
         if (func || line) { /* (walks up the callers need the parent only) */
             const uint8_t *nm = fname(&t->names, tdx_rd32(r + 4));
             if (!nm || tdx_rd32(nm + 16) >= tdx_vgstore_nstrings(t->store)) return -1;
             if (func) *func = tdx_vgstore_str(t->store, tdx_rd32(nm + 16));
             if (line) *line = tdx_rd64(nm);
         }
-        *parent = p;
         return 0;
     }
     if (id == 0 || id >= t->node_of.n) return -1;
@@ -621,13 +619,10 @@ int tdx_vgtree_frame(const tdx_vgtree *t, uint32_t id, tdx_str *func, uint64_t *
 
 static int tree_name(void *self, uint32_t id, tdx_str *json, uint32_t *parent) {
     const tdx_vgtree *t = self;
-    if (!t->saved_recs || id == 0 || id > t->saved_n) return -1;
-    const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
-    uint32_t p = tdx_rd32(r);
-    const uint8_t *nm = fname(&t->names, tdx_rd32(r + 4));
-    if (p >= id || !nm) return -1;
+    const uint8_t *r = t->saved_recs ? saved_rec(t, id, parent) : NULL;
+    const uint8_t *nm = r ? fname(&t->names, tdx_rd32(r + 4)) : NULL;
+    if (!nm) return -1;
     *json = (tdx_str){t->names.text + tdx_rd64(nm + 8), tdx_rd32(nm + 20)};
-    *parent = p;
     return 0;
 }
 
@@ -655,10 +650,12 @@ static void tree_prefetch(void *self, uint32_t id, int stage) {
     if (t->saved_recs) {
         if (id == 0 || id > t->saved_n) return;
         const uint8_t *r = t->saved_recs + (size_t)(id - 1) * TDX_VGFRAME_REC;
-        uint32_t k = stage ? tdx_rd32(r + 4) : 0;
-        if (stage == 0)
+        if (stage == 0) {
             __builtin_prefetch(r);
-        else if (k && k <= t->names.n)
+            return;
+        }
+        uint32_t k = tdx_rd32(r + 4);
+        if (k && k <= t->names.n)
             __builtin_prefetch(t->names.recs + (size_t)(k - 1) * TDX_FNAME_REC);
         return;
     }
@@ -703,7 +700,7 @@ int tdx_vgtree_save(const tdx_vgtree *t, const tdx_fnames_w *names, tdx_buf *out
             tdx_vgnode nd = tdx_vgstore_node(t->store, t->node_of.v[id]);
             parent = nd.parent ? t->id_of.v[nd.parent] : 0;
             name = tdx_fnames_w_find(names, nd.func, nd.line);
-            if (!name) return -1;
+            if (!name) return -2;
         }
         tdx_le32(o, parent);
         tdx_le32(o + 4, name);

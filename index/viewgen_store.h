@@ -169,7 +169,6 @@ typedef struct tdx_fnames_w {
     tdx_hmap first; /* func | line << 32 -> the first name with them */
     tdx_buf recs, text;
     uint64_t n;
-    tdx_buf tmp;
     int oom;
 } tdx_fnames_w;
 
@@ -228,9 +227,9 @@ static inline uint32_t tdx_vgtree_nframes(const tdx_vgtree *t) {
 tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t);
 
 /* Serialization of the ids assigned so far (u64 frames F, u64 nodes N, N u32 frame ids, F
- * frame records; a frame's name is the first of `names` with its function and line: 0, or -1
- * when out of memory or a frame has no name there); load into a tree initialized over the same
- * store, which reads p[0..n) and the names in place (they must outlive the tree). */
+ * frame records; a frame's name is the first of `names` with its function and line: 0, -1
+ * when out of memory, -2 when a frame has no name there); load into a tree initialized over the
+ * same store, which reads p[0..n) and the names in place (they must outlive the tree). */
 int tdx_vgtree_save(const tdx_vgtree *t, const tdx_fnames_w *names, tdx_buf *out);
 int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, const tdx_fnames *names,
                     tdx_err *err);

@@ -2,6 +2,8 @@
  * Expected strings were produced by Go itself (JSON \b and \f as Go >= 1.22 writes them). */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/quote.h"
@@ -409,4 +411,32 @@ Test(json, plain_scan) {
             s[at] = 'a';
         }
     }
+}
+
+/* The frame name "<func>:<line>" quoted in one go equals quoting the composed text, escapes and
+ * invalid UTF-8 at func's end included. */
+Test(json, quote_frame_matches_composed) {
+    static const uint8_t alphabet[] = {'a',  'Z',  '.',  '(',  '*',  ')',  '"',
+                                       '\\', '<',  '&',  '\n', 0x01, 0xc3, 0xa9,
+                                       0xe2, 0x80, 0xa8, 0xf0, 0x9f, 0xff, 0x7f};
+    static const uint64_t lines[] = {0, 7, 42, 1234567, UINT64_MAX};
+    srand(5);
+    tdx_buf a = {0}, b = {0}, composed = {0};
+    for (int it = 0; it < 20000; it++) {
+        uint8_t f[12];
+        size_t n = (size_t)(rand() % 12);
+        for (size_t i = 0; i < n; i++) f[i] = alphabet[rand() % (int)sizeof alphabet];
+        uint64_t line = lines[rand() % 5];
+        char num[24];
+        int k = snprintf(num, sizeof num, ":%llu", (unsigned long long)line);
+        composed.n = a.n = b.n = 0;
+        cr_assert_eq(tdx_buf_append(&composed, f, n) || tdx_buf_append(&composed, num, (size_t)k),
+                     0);
+        cr_assert_eq(tdx_json_quote(&a, composed.v, composed.n), 0);
+        cr_assert_eq(tdx_json_quote_frame(&b, f, n, line), 0);
+        expect_bytes("json_quote_frame", composed.v, composed.n, &b, (const char *)a.v, a.n);
+    }
+    tdx_vec_free(&a);
+    tdx_vec_free(&b);
+    tdx_vec_free(&composed);
 }

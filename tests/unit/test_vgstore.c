@@ -199,25 +199,42 @@ static void tree_saved(tdx_vgstore *s, tdx_vgtree *a, tdx_vgtree *b, const uint3
     cr_assert_eq(tdx_vgtree_load(b, saved->v, saved->n, &g_names, &err), 0, "%s", err.msg);
 }
 
-Test(vgstore, saved_tree_answers_in_place) {
+/* A store with 24 leaves, tree a over it numbering leaves 0..k-1 (every other one), saved and
+ * loaded into b. */
+typedef struct trees {
     tdx_vgstore s;
     uint32_t leaf[24];
-    fill(&s, leaf, 24);
     tdx_vgtree a, b;
     tdx_buf saved;
-    tree_saved(&s, &a, &b, leaf, 16, &saved);
-    cr_expect_not_null(b.saved_recs, "read in place");
+} trees;
+
+static void trees_setup(trees *f, size_t k) {
+    fill(&f->s, f->leaf, 24);
+    tree_saved(&f->s, &f->a, &f->b, f->leaf, k, &f->saved);
+}
+
+static void trees_free(trees *f) {
+    tdx_vgtree_free(&f->b);
+    tdx_vgtree_free(&f->a);
+    tdx_vgstore_free(&f->s);
+    tdx_vec_free(&f->saved);
+}
+
+Test(vgstore, saved_tree_answers_in_place) {
+    trees f;
+    trees_setup(&f, 16);
+    cr_expect_not_null(f.b.saved_recs, "read in place");
     uint32_t numbered[8];
-    for (size_t i = 0; i < 8; i++) numbered[i] = leaf[2 * i];
-    same_frames(&a, &b, numbered, 8);
-    cr_expect_not_null(b.saved_recs, "known stacks do not copy the tree");
+    for (size_t i = 0; i < 8; i++) numbered[i] = f.leaf[2 * i];
+    same_frames(&f.a, &f.b, numbered, 8);
+    cr_expect_not_null(f.b.saved_recs, "known stacks do not copy the tree");
     /* A saved frame's name is its "func:line" as a JSON string, ready to copy. */
-    tdx_vgframes fb = tdx_vgtree_frames(&b);
-    for (uint32_t id = 1; id <= tdx_vgtree_nframes(&b); id++) {
+    tdx_vgframes fb = tdx_vgtree_frames(&f.b);
+    for (uint32_t id = 1; id <= tdx_vgtree_nframes(&f.b); id++) {
         tdx_str func, json;
         uint64_t line;
         uint32_t p1, p2;
-        cr_assert_eq(tdx_vgtree_frame(&b, id, &func, &line, &p1), 0);
+        cr_assert_eq(tdx_vgtree_frame(&f.b, id, &func, &line, &p1), 0);
         cr_assert_eq(fb.name(fb.self, id, &json, &p2), 0);
         char want[64];
         int k = snprintf(want, sizeof want, "\"%.*s:%llu\"", (int)func.n, (const char *)func.p,
@@ -226,75 +243,59 @@ Test(vgstore, saved_tree_answers_in_place) {
                   (int)json.n, (const char *)json.p);
         cr_expect_eq(p1, p2);
     }
-    cr_expect_eq(b.node_of.n, 0);
+    cr_expect_eq(f.b.node_of.n, 0);
     /* Saving the loaded tree gives the same bytes. */
     tdx_buf again = {0};
-    cr_assert_eq(tdx_vgtree_save(&b, &g_nw, &again), 0);
-    cr_expect(again.n == saved.n && memcmp(again.v, saved.v, saved.n) == 0);
+    cr_assert_eq(tdx_vgtree_save(&f.b, &g_nw, &again), 0);
+    cr_expect(again.n == f.saved.n && memcmp(again.v, f.saved.v, f.saved.n) == 0);
     /* A stack with no frame yet: b copies the tree, then numbers it as a does. */
-    same_frames(&a, &b, leaf, 24);
-    cr_expect_null(b.saved_recs, "a new frame copies the tree");
-    cr_expect_eq(b.bad, 0);
+    same_frames(&f.a, &f.b, f.leaf, 24);
+    cr_expect_null(f.b.saved_recs, "a new frame copies the tree");
+    cr_expect_eq(f.b.bad, 0);
     tdx_vec_free(&again);
-    tdx_vgtree_free(&b);
-    tdx_vgtree_free(&a);
-    tdx_vgstore_free(&s);
-    tdx_vec_free(&saved);
+    trees_free(&f);
 }
 
 Test(vgstore, saved_tree_truncates_like_the_original) {
-    tdx_vgstore s;
-    uint32_t leaf[24];
-    fill(&s, leaf, 24);
-    tdx_vgtree a, b;
-    tdx_buf saved;
-    tree_saved(&s, &a, &b, leaf, 24, &saved);
-    uint32_t keep = tdx_vgtree_nframes(&a) / 2;
-    tdx_vgtree_truncate(&a, keep);
-    tdx_vgtree_truncate(&b, keep);
-    cr_expect_eq(tdx_vgtree_nframes(&b), keep);
-    same_frames(&a, &b, leaf, 24);
-    tdx_vgtree_free(&b);
-    tdx_vgtree_free(&a);
-    tdx_vgstore_free(&s);
-    tdx_vec_free(&saved);
+    trees f;
+    trees_setup(&f, 24);
+    uint32_t keep = tdx_vgtree_nframes(&f.a) / 2;
+    tdx_vgtree_truncate(&f.a, keep);
+    tdx_vgtree_truncate(&f.b, keep);
+    cr_expect_eq(tdx_vgtree_nframes(&f.b), keep);
+    same_frames(&f.a, &f.b, f.leaf, 24);
+    trees_free(&f);
 }
 
 Test(vgstore, damaged_saved_tree) {
-    tdx_vgstore s;
-    uint32_t leaf[24];
-    fill(&s, leaf, 24);
-    tdx_vgtree a, b;
-    tdx_buf saved;
-    tree_saved(&s, &a, &b, leaf, 16, &saved);
-    uint32_t n = tdx_vgtree_nframes(&a);
-    size_t nodes = (size_t)tdx_rd64(saved.v + 8);
-    uint8_t *recs = saved.v + 16 + 4 * nodes;
+    trees f;
+    trees_setup(&f, 16);
+    uint32_t n = tdx_vgtree_nframes(&f.a);
+    size_t nodes = (size_t)tdx_rd64(f.saved.v + 8);
+    uint8_t *recs = f.saved.v + 16 + 4 * nodes;
     tdx_err err;
     /* Lengths that do not add up are refused at load. */
-    tdx_vgtree_init(&b, &s);
-    cr_expect_eq(tdx_vgtree_load(&b, saved.v, saved.n - 1, &g_names, &err), -1);
-    tdx_le64(saved.v, n + 1);
-    cr_expect_eq(tdx_vgtree_load(&b, saved.v, saved.n, &g_names, &err), -1);
-    tdx_le64(saved.v, n);
+    tdx_vgtree_init(&f.b, &f.s);
+    cr_expect_eq(tdx_vgtree_load(&f.b, f.saved.v, f.saved.n - 1, &g_names, &err), -1);
+    tdx_le64(f.saved.v, n + 1);
+    cr_expect_eq(tdx_vgtree_load(&f.b, f.saved.v, f.saved.n, &g_names, &err), -1);
+    tdx_le64(f.saved.v, n);
     /* A parent not below the frame, a name that does not exist: that frame is refused. */
-    cr_assert_eq(tdx_vgtree_load(&b, saved.v, saved.n, &g_names, &err), 0);
+    cr_assert_eq(tdx_vgtree_load(&f.b, f.saved.v, f.saved.n, &g_names, &err), 0);
     uint32_t parent;
     tdx_le32(recs + (size_t)(n - 1) * TDX_VGFRAME_REC, n);
-    cr_expect_eq(tdx_vgtree_frame(&b, n, NULL, NULL, &parent), -1);
+    cr_expect_eq(tdx_vgtree_frame(&f.b, n, NULL, NULL, &parent), -1);
     tdx_le32(recs + (size_t)(n - 1) * TDX_VGFRAME_REC, 0);
     tdx_le32(recs + (size_t)(n - 1) * TDX_VGFRAME_REC + 4, 1000);
-    tdx_str f;
-    cr_expect_eq(tdx_vgtree_frame(&b, n, &f, NULL, &parent), -1);
-    cr_expect_eq(tdx_vgtree_frame(&b, 1, &f, NULL, &parent), 0, "the others still answer");
+    tdx_str fn;
+    cr_expect_eq(tdx_vgtree_frame(&f.b, n, &fn, NULL, &parent), -1);
+    cr_expect_eq(tdx_vgtree_frame(&f.b, 1, &fn, NULL, &parent), 0, "the others still answer");
     /* Two nodes with one frame id: copying the tree (a new stack) finds it. */
-    tdx_le32(saved.v + 16 + 4 * (size_t)leaf[0], tdx_rd32(saved.v + 16 + 4 * (size_t)leaf[2]));
-    cr_expect_eq(tdx_vgtree_stack(&b, leaf[23]), 0, "a stack deeper than any numbered one");
-    cr_expect_eq(b.bad, 1);
-    tdx_vgtree_free(&b);
-    tdx_vgtree_free(&a);
-    tdx_vgstore_free(&s);
-    tdx_vec_free(&saved);
+    tdx_le32(f.saved.v + 16 + 4 * (size_t)f.leaf[0],
+             tdx_rd32(f.saved.v + 16 + 4 * (size_t)f.leaf[2]));
+    cr_expect_eq(tdx_vgtree_stack(&f.b, f.leaf[23]), 0, "a stack deeper than any numbered one");
+    cr_expect_eq(f.b.bad, 1);
+    trees_free(&f);
 }
 
 Test(vgstore, deferred_nodes_load_when_needed) {
