@@ -176,6 +176,14 @@ typedef struct replay {
     int64_t counters_at;
     int64_t t0;
     int64_t smin, smax; /* the events whose strings the pipe unpacks ahead */
+    /* Early stop (a time window of a default view, stop table of its last interval): once past
+     * the window's end, at the first event from stop_ev0 + j * stop_every on whose entry j is
+     * past it too (nothing emitted from there on can reach back into the window). */
+    uint64_t stop_check; /* the next event that consults the table (UINT64_MAX: none) */
+    uint64_t stop_ev0, stop_every;
+    int64_t *stop;
+    uint64_t nstop;
+    int64_t wend;
 } replay;
 
 /* a + b, clamped to int64's range (a window's ends are open-ended: INT64_MAX). */
@@ -199,6 +207,43 @@ static tdx_evpipe *start_pipe(qctx *q, replay *r) {
     return pipe;
 }
 
+/* Loads the stop table of interval k (the window's last) into r; none when the view has none. */
+static int load_stop(qctx *q, replay *r, uint64_t k, uint64_t next_ev) {
+    uint64_t every = tdx_rd64(q->dir + VH_STOP_EVERY);
+    const uint8_t *p;
+    size_t n;
+    if (blob(q, ck(q, k) + CK_STOP, &p, &n)) return -1;
+    if (!every || !n) return 0;
+    uint64_t ev0 = tdx_rd64(ck(q, k) + CK_EVENT);
+    uint64_t most = (next_ev - ev0 + every - 1) / every; /* entries the interval has */
+    tdx_deser d = {p, p + n, 0};
+    uint64_t m = tdx_deser_u(&d);
+    if (d.bad || m > most) goto bad;
+    if (m && !(r->stop = malloc((size_t)m * sizeof *r->stop))) return oom(q);
+    uint64_t t = (uint64_t)ck_time(q, k);
+    for (uint64_t j = 0; j < m; j++) {
+        t += j ? tdx_deser_u(&d) : (uint64_t)tdx_deser_i(&d);
+        r->stop[j] = (int64_t)t;
+    }
+    if (d.bad || d.p != d.end) goto bad;
+    r->nstop = m;
+    r->stop_ev0 = ev0;
+    r->stop_every = every;
+    r->stop_check = ev0;
+    return 0;
+bad:
+    return damaged(q, q->ix->sec[TDX_SEC_VIEWDATA].off, "section VIEWDATA (stop table)");
+}
+
+/* At event idx, past the window's end: whether the replay may stop here (else when to ask
+ * again). */
+static bool may_stop(replay *r, uint64_t idx) {
+    uint64_t j = (idx - r->stop_ev0) / r->stop_every;
+    if (j >= r->nstop || r->stop[j] > r->wend) return true;
+    r->stop_check = r->stop_ev0 + (j + 1) * r->stop_every;
+    return false;
+}
+
 /* Feeds events [from, to) from the pipe to the generator. 0, -1 (err set) or -2 (generator). */
 static int run_replay(qctx *q, tdx_evpipe *pipe, tdx_viewgen *vg, replay *r, tdx_query_stats *st) {
     tdx_index *ix = q->ix;
@@ -214,6 +259,10 @@ static int run_replay(qctx *q, tdx_evpipe *pipe, tdx_viewgen *vg, replay *r, tdx
             if (r->counters_due && e->time - r->t0 >= r->counters_at) {
                 tdx_viewgen_emit_counters(vg, r->counters_at);
                 r->counters_due = false;
+            }
+            if (idx >= r->stop_check && e->time - r->t0 > r->wend && may_stop(r, idx)) {
+                st->skipped = r->to - idx;
+                return 0;
             }
             st->replayed++;
             if (tdx_viewgen_event(vg, e, &ix->tabs)) return -2;
@@ -338,6 +387,8 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     tdx_viewgen *vg = NULL, *fin = NULL;
     tdx_evpipe *pipe = NULL;
     tdx_jsonw w;
+    replay r;
+    memset(&r, 0, sizeof r);
     bool w_init = false, have_store = false;
     int rc = -1;
     int64_t t0 = (int64_t)ix->meta[M_FIRST_TIME], tend = (int64_t)ix->meta[M_LAST_TIME];
@@ -376,10 +427,9 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     if (load_dir(&q, o->view)) goto out;
     int64_t S = qq->has_index ? qq->start : 0, E = qq->has_index ? qq->end : INT64_MAX;
 
-    replay r;
-    memset(&r, 0, sizeof r);
     r.t0 = t0;
     r.to = nevents;
+    r.stop_check = UINT64_MAX;
     uint64_t c = 0, d = q.nck; /* start checkpoint; d: the one replay stops at (nck: none) */
     if (window) {
         for (uint64_t k = 1; k < q.nck && ck_time(&q, k) < o->wstart; k++) c = k;
@@ -389,6 +439,7 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
                 break;
             }
         if (d < q.nck) r.to = tdx_rd64(ck(&q, d) + CK_EVENT);
+        r.wend = o->wend;
         r.counters_due = qq->has_window && o->wstart <= o->wend;
         r.smin = add_sat(t0, o->wstart);
         r.smax = add_sat(t0, o->wend);
@@ -404,6 +455,9 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     /* The first blocks decode while the store, frame tree and checkpoint load. */
     if (!(pipe = start_pipe(&q, &r))) goto out;
     if (!have_store && load_store(&q)) goto out;
+    /* The stop tables hold what the default options emit: a goroutine or task view's options
+     * emit more. */
+    if (window && !go_window && load_stop(&q, &r, d < q.nck ? d - 1 : q.nck - 1, r.to)) goto out;
     if (load_tree(&q, o->ntasks > 0)) goto out;
     if (tdx_jsonw_init(&w, write, wctx, &q.frames, S, E)) {
         oom(&q);
@@ -461,6 +515,7 @@ gen_failed:
 write_failed:
     tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "write failed");
 out:
+    free(r.stop);
     tdx_evpipe_stop(pipe);
     tdx_viewgen_free(vg);
     tdx_viewgen_free(fin);

@@ -26,6 +26,7 @@ typedef struct tdx_query {
 typedef struct tdx_query_stats {
     uint64_t checkpoint; /* the checkpoint replay started from */
     uint64_t replayed;   /* events fed to the generator */
+    uint64_t skipped;    /* events a time window's stop table spared (viewsec.h) */
     uint64_t long_items; /* recorded events read after the replay */
     uint64_t written;    /* optional events written */
 } tdx_query_stats;

@@ -432,10 +432,10 @@ static int verify_view(tdx_index *ix, uint32_t kind, tdx_err *err) {
         tdx_rd64(dir + VH_NCKPT) != (len - VH_SIZE) / CK_SIZE)
         return corrupt(err, ix->sec[kind].off, what);
     uint64_t nck = (len - VH_SIZE) / CK_SIZE;
-    for (uint64_t i = 0; i < 3 + 3 * nck; i++) {
-        const uint8_t *ref =
-            i < 3 ? dir + VH_TREE + i * BL_SIZE
-                  : dir + VH_SIZE + ((i - 3) / 3) * CK_SIZE + CK_STATE + ((i - 3) % 3) * BL_SIZE;
+    for (uint64_t i = 0; i < 3 + CK_BLOBS * nck; i++) {
+        const uint8_t *ref = i < 3 ? dir + VH_TREE + i * BL_SIZE
+                                   : dir + VH_SIZE + ((i - 3) / CK_BLOBS) * CK_SIZE + CK_STATE +
+                                         ((i - 3) % CK_BLOBS) * BL_SIZE;
         uint64_t off = tdx_rd64(ref + BL_OFF), n = tdx_rd64(ref + BL_LEN);
         if (off > dlen || n > dlen - off)
             return corrupt(err, ix->sec[kind].off + (uint64_t)(ref - dir), what);

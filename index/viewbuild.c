@@ -60,6 +60,11 @@ typedef struct vview {
     int64_t pend_ts;
     bool has_pend;
     tdx_buf dir; /* checkpoint records */
+    /* Stop table of the current interval (proc and thread views): per entry, the least time
+     * an event emitted from there reaches back to, before the suffix minimum is taken. */
+    int64_t *stop;
+    size_t nstop;
+    tdx_buf stopbuf;
     uint8_t cur[CK_SIZE];
     bool have_cur;
     bool finishing;
@@ -130,6 +135,9 @@ typedef struct worker {
     tdx_hmap found; /* ids seen coming back (this pass must be redone keeping them) */
     int64_t t0, tk; /* first event's time; the current interval's start (elapsed) */
     uint64_t k;     /* the current interval */
+    uint64_t kev;   /* its first event */
+    uint64_t ev;    /* the event being processed */
+    uint64_t stop_every;
     uint64_t nck;
     uint64_t every; /* events between checkpoints (its views' intervals are equal: the thread
                        and goroutine views share a worker and a default) */
@@ -242,10 +250,44 @@ static int rec_item(vview *v, const tdx_vev *ev, int64_t mintime) {
     return tdx_ser_u(&v->items, 1) || tdx_vev_save(&v->items, ev) ? -1 : 0;
 }
 
+/* An emitted event's earliest time (a slice's ends can be in either order) into the stop table. */
+static void stop_note(vview *v, const tdx_vev *ev) {
+    const worker *w = v->w;
+    int64_t t = ev->ts;
+    if (ev->ph == 'X') {
+        int64_t end = (int64_t)((uint64_t)ev->ts + (uint64_t)ev->dur);
+        if (end < t) t = end;
+    }
+    uint64_t j = (w->ev - w->kev) / w->stop_every;
+    if (j < v->nstop && t < v->stop[j]) v->stop[j] = t;
+}
+
+/* The current interval's stop table (viewsec.h) as a blob; the table starts over. */
+static int stop_blob(worker *w, vview *v) {
+    tdx_buf *b = &v->stopbuf;
+    b->n = 0;
+    if (!v->stop) return put_blob(w, NULL, 0, v->cur + CK_STOP);
+    int64_t low = INT64_MAX;
+    for (size_t j = v->nstop; j-- > 0;) {
+        if (v->stop[j] < low) low = v->stop[j];
+        v->stop[j] = low;
+    }
+    uint64_t m = 0;
+    while (m < v->nstop && v->stop[m] != INT64_MAX) m++;
+    int rc = tdx_ser_u(b, m);
+    for (uint64_t j = 0; j < m && !rc; j++)
+        rc = j ? tdx_ser_u(b, (uint64_t)v->stop[j] - (uint64_t)v->stop[j - 1])
+               : tdx_ser_i(b, (int64_t)((uint64_t)v->stop[0] - (uint64_t)w->tk));
+    for (size_t j = 0; j < v->nstop; j++) v->stop[j] = INT64_MAX;
+    if (rc) return oom(w);
+    return put_blob(w, b->v, b->n, v->cur + CK_STOP);
+}
+
 static int rec_event(void *ctx, const tdx_vev *ev) {
     vview *v = ctx;
     if (v->split && tdx_jsplit_event(v->split, ev)) return v->err = 1, -1;
     if (ev->required || v->finishing) return 0;
+    if (v->stop) stop_note(v, ev);
     int rc = 0;
     switch (ev->ph) {
     case 's':
@@ -280,7 +322,7 @@ static int close_interval(worker *w) {
         vview *v = &w->v[i];
         if (!v->have_cur) continue;
         tdx_le64(v->cur + CK_NITEMS, v->nitems_int);
-        if (put_blob(w, v->items.v, v->items.n, v->cur + CK_ITEMS)) return -1;
+        if (put_blob(w, v->items.v, v->items.n, v->cur + CK_ITEMS) || stop_blob(w, v)) return -1;
         if (tdx_buf_append(&v->dir, v->cur, CK_SIZE)) return oom(w);
         v->items.n = 0;
         v->nitems_int = 0;
@@ -292,6 +334,7 @@ static int close_interval(worker *w) {
 static int checkpoint(worker *w, uint64_t idx, int64_t elapsed) {
     if (close_interval(w)) return -1;
     w->k = w->nck++;
+    w->kev = idx;
     w->tk = elapsed;
     for (int i = 0; i < w->nviews; i++) {
         vview *v = &w->v[i];
@@ -476,6 +519,7 @@ static int finish_views(worker *w) {
             return -1;
         }
         tdx_le64(h + VH_NNAMES, nn);
+        tdx_le64(h + VH_STOP_EVERY, v->stop ? w->stop_every : 0);
         tdx_le64(h + VH_NFRAMES_MAIN, tdx_vgtree_nframes(&v->tree));
         v->finishing = true;
         if (tdx_viewgen_finish(v->vg) || v->err || v->tree.oom) return oom(w);
@@ -578,6 +622,7 @@ static int worker_run(worker *w) {
             const tdx_event *e = &evs[i];
             if (idx == 0) w->t0 = e->time;
             if (idx % w->every == 0) rc = checkpoint(w, idx, e->time - w->t0);
+            w->ev = idx;
             if (!rc && w->summary) rc = summarize(w, e);
             for (int vi = 0; vi < w->nviews && !rc; vi++)
                 if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
@@ -613,6 +658,9 @@ static void views_free(worker *w) {
         tdx_vec_free(&v->meta);
         tdx_vec_free(&v->pend);
         tdx_vec_free(&v->dir);
+        free(v->stop);
+        v->stop = NULL;
+        tdx_vec_free(&v->stopbuf);
         tdx_xsort_free(v->dropped);
         v->dropped = NULL;
     }
@@ -655,6 +703,15 @@ static int worker_init(worker *w, shared *sh, int index) {
         o.view = v->view;
         v->vg = tdx_viewgen_new(&o, &sh->store, &v->frames, rec_event, v);
         if (!v->vg) return oom(w);
+        /* Time windows use the proc and thread views (the goroutine view's are Go's own). */
+        if (v->view != TDX_VIEW_GOROUTINE) {
+            w->stop_every = w->every / 16;
+            if (w->stop_every > TDX_STOP_EVERY_MAX) w->stop_every = TDX_STOP_EVERY_MAX;
+            if (!w->stop_every) w->stop_every = 1;
+            v->nstop = (size_t)((w->every + w->stop_every - 1) / w->stop_every);
+            if (!(v->stop = malloc(v->nstop * sizeof *v->stop))) return oom(w);
+            for (size_t j = 0; j < v->nstop; j++) v->stop[j] = INT64_MAX;
+        }
         if (v->view == TDX_VIEW_PROC) {
             /* The proc view's metadata depends only on its largest proc id, so the ranges are
              * cut online (cmd/trace's splitter, measuring exactly as it measures). */
@@ -732,7 +789,7 @@ static int append_data(shared *sh, worker *ws, tdx_err *err) {
             for (int r = 0; r < 3; r++)
                 tdx_le64(refs[r] + BL_OFF, tdx_rd64(refs[r] + BL_OFF) + base);
             for (size_t d = 0; d < v->dir.n / CK_SIZE; d++)
-                for (int r = 0; r < 3; r++) {
+                for (int r = 0; r < CK_BLOBS; r++) {
                     uint8_t *ref = v->dir.v + d * CK_SIZE + CK_STATE + (size_t)r * BL_SIZE;
                     tdx_le64(ref + BL_OFF, tdx_rd64(ref + BL_OFF) + base);
                 }

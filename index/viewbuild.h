@@ -12,6 +12,9 @@
 /* Events between checkpoints by default: denser in the proc view, the default of queries. */
 #define TDX_CKPT_EVENTS_PROC 32768
 #define TDX_CKPT_EVENTS_OTHER 131072
+/* Events per entry of the stop tables (proc and thread views; viewsec.h): a sixteenth of the
+ * interval, at most this. */
+#define TDX_STOP_EVERY_MAX 512
 /* Memory of each external sort (5 of them): 4 MiB was as fast as 16 on the 256 MiB bench trace
  * (12.0 vs 12.2 s) and 22 MB lighter. */
 #define TDX_SORT_BUDGET_DEFAULT ((size_t)4 << 20)

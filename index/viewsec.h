@@ -17,6 +17,7 @@ enum {
     VH_FINAL = 64,        /* blob: generator state after the last event, before Finish (pruned) */
     VH_NAMES = 88, /* blob: lane names of the goroutines pruned from FINAL (goroutine view) */
     VH_NNAMES = 112,
+    VH_STOP_EVERY = 120, /* events per entry of the stop tables (0: the view has none) */
     VH_SIZE = 128
 };
 
@@ -32,8 +33,20 @@ enum {
     CK_ITEMS = 64,      /* blob: interval k's long items */
     CK_CROSS = 88,      /* blob: ordinals of the long items emitted at or after k that start
                          * before CK_TIME (uvarint count, then uvarint deltas) */
-    CK_SIZE = 112
+    CK_STOP = 112,      /* blob: interval k's stop table (below; empty: none) */
+    CK_SIZE = 136
 };
+
+/* The blob references of a checkpoint record: CK_BLOBS of them from CK_STATE on. */
+#define CK_BLOBS 4
+
+/* Stop table of interval k, for a time window that ends inside it: entry j is the least time
+ * (elapsed; a slice's earlier end, an arrow's or async slice's earlier half) of the viewer
+ * events emitted while processing the interval's events from CK_EVENT + j * VH_STOP_EVERY on,
+ * so a replay may stop there once that time is past the window's end. Entries never decrease;
+ * those past the last event that emits anything are "never" and not stored. Layout: uvarint m
+ * (entries stored), then, when m > 0, zigzag(entry 0 - CK_TIME) and uvarint (entry j - entry
+ * j - 1) for j = 1 .. m - 1. */
 
 /* Long item: uvarint n (1, or 2 for an arrow or async-slice pair), then n tdx_vev_save records. */
 

@@ -275,8 +275,10 @@ int cmd_query(int argc, char **argv) {
     if (verbose)
         fprintf(stderr,
                 "traceidx: query: from checkpoint %" PRIu64 ", replayed %" PRIu64
-                " events, %" PRIu64 " recorded events, wrote %" PRIu64 " events in %.1f ms\n",
-                st.checkpoint, st.replayed, st.long_items, st.written, (cli_now() - t0) * 1e3);
+                " events (%" PRIu64 " after the window skipped), %" PRIu64
+                " recorded events, wrote %" PRIu64 " events in %.1f ms\n",
+                st.checkpoint, st.replayed, st.skipped, st.long_items, st.written,
+                (cli_now() - t0) * 1e3);
     rc = TDX_EXIT_OK;
 done:
     if (sk.atomic) tdx_afile_abort(&sk.af);
