@@ -43,7 +43,8 @@ typedef struct tdx_index {
      * thread claims it first (str_claim_), published by str_ready_ (atomic, acquire/release). */
     tdx_strpack strpack_;
     uint8_t *str_ready_, *str_claim_;
-    tdx_arena ahead_arena_; /* the chunks unpacked ahead (tabs.arena: the calling thread's) */
+    tdx_arena ahead_arena_;    /* the chunks unpacked ahead (tabs.arena: the calling thread's) */
+    bool stack_frames_mapped_; /* tabs.stack_frames.v points into the mapping (not freed) */
     int strings_bad; /* a chunk failed to unpack: its strings read as "" (see tdx_index_strings_ok)
                       */
 } tdx_index;
