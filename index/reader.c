@@ -198,7 +198,7 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
         return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if ((uintptr_t)ids % _Alignof(uint32_t) == 0) {
-        g->stack_frames.v = (uint32_t *)(uintptr_t)ids;
+        g->stack_frames.v = (uint32_t *)(void *)ids; /* read only: the mapping is PROT_READ */
         ix->stack_frames_mapped_ = true;
     }
 #endif
