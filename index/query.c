@@ -218,7 +218,7 @@ static int load_stop(qctx *q, replay *r, uint64_t k, uint64_t next_ev) {
     uint64_t most = (next_ev - ev0 + every - 1) / every; /* entries the interval has */
     tdx_deser d = {p, p + n, 0};
     uint64_t m = tdx_deser_u(&d);
-    if (d.bad || m > most) goto bad;
+    if (d.bad || m > most || m > n) goto bad; /* (an entry takes a byte at least) */
     if (m && !(r->stop = malloc((size_t)m * sizeof *r->stop))) return oom(q);
     uint64_t t = (uint64_t)ck_time(q, k);
     for (uint64_t j = 0; j < m; j++) {

@@ -135,9 +135,8 @@ typedef struct worker {
     tdx_hmap found; /* ids seen coming back (this pass must be redone keeping them) */
     int64_t t0, tk; /* first event's time; the current interval's start (elapsed) */
     uint64_t k;     /* the current interval */
-    uint64_t kev;   /* its first event */
-    uint64_t ev;    /* the event being processed */
-    uint64_t stop_every;
+    /* the stop-table entry of the event being processed, and its events before it */
+    uint64_t stop_j, stop_pos, stop_every;
     uint64_t nck;
     uint64_t every; /* events between checkpoints (its views' intervals are equal: the thread
                        and goroutine views share a worker and a default) */
@@ -258,8 +257,7 @@ static void stop_note(vview *v, const tdx_vev *ev) {
         int64_t end = (int64_t)((uint64_t)ev->ts + (uint64_t)ev->dur);
         if (end < t) t = end;
     }
-    uint64_t j = (w->ev - w->kev) / w->stop_every;
-    if (j < v->nstop && t < v->stop[j]) v->stop[j] = t;
+    if (w->stop_j < v->nstop && t < v->stop[w->stop_j]) v->stop[w->stop_j] = t;
 }
 
 /* The current interval's stop table (viewsec.h) as a blob; the table starts over. */
@@ -334,7 +332,7 @@ static int close_interval(worker *w) {
 static int checkpoint(worker *w, uint64_t idx, int64_t elapsed) {
     if (close_interval(w)) return -1;
     w->k = w->nck++;
-    w->kev = idx;
+    w->stop_j = w->stop_pos = 0;
     w->tk = elapsed;
     for (int i = 0; i < w->nviews; i++) {
         vview *v = &w->v[i];
@@ -621,8 +619,12 @@ static int worker_run(worker *w) {
         for (size_t i = 0; i < n && !rc; i++, idx++) {
             const tdx_event *e = &evs[i];
             if (idx == 0) w->t0 = e->time;
-            if (idx % w->every == 0) rc = checkpoint(w, idx, e->time - w->t0);
-            w->ev = idx;
+            if (idx % w->every == 0) {
+                rc = checkpoint(w, idx, e->time - w->t0);
+            } else if (++w->stop_pos == w->stop_every) { /* (no division per emitted event) */
+                w->stop_j++;
+                w->stop_pos = 0;
+            }
             if (!rc && w->summary) rc = summarize(w, e);
             for (int vi = 0; vi < w->nviews && !rc; vi++)
                 if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
