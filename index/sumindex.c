@@ -183,12 +183,20 @@ static bool tw_record(tabw *w, uint64_t key) {
 
 /* ---- shape dictionaries ---- */
 
+/* The open-addressing table holds each shape with its count and, once written, its ordinal:
+ * a lookup is one cache miss (the tables outgrow the cache: a shape per region, task or
+ * goroutine kind, and every record looks its shape up twice). */
+typedef struct sslot {
+    shape s;
+    uint64_t count;
+    uint32_t id1; /* provisional id + 1 (0: free) */
+    uint32_t rank;
+} sslot;
+
 typedef struct shapeset {
-    TDX_VEC(shape) v;
-    TDX_VEC(uint64_t) count;
-    uint32_t *slots; /* open addressing: provisional id + 1 */
+    TDX_VEC(shape) v; /* by provisional id */
+    sslot *slots;
     size_t mask;
-    uint32_t *rank; /* provisional id -> ordinal (most frequent first) */
 } shapeset;
 
 static size_t shape_hash(shape s) {
@@ -197,19 +205,18 @@ static size_t shape_hash(shape s) {
 
 static void shapes_free(shapeset *d) {
     tdx_vec_free(&d->v);
-    tdx_vec_free(&d->count);
     free(d->slots);
-    free(d->rank);
 }
 
 static int shapes_grow(shapeset *d) {
     size_t cap = d->mask ? (d->mask + 1) * 2 : 256;
-    uint32_t *s = calloc(cap, sizeof *s);
+    sslot *s = calloc(cap, sizeof *s);
     if (!s) return -1;
-    for (size_t i = 0; i < d->v.n; i++) {
-        size_t j = shape_hash(d->v.v[i]) & (cap - 1);
-        while (s[j]) j = (j + 1) & (cap - 1);
-        s[j] = (uint32_t)i + 1;
+    for (size_t i = 0; d->slots && i <= d->mask; i++) {
+        if (!d->slots[i].id1) continue;
+        size_t j = shape_hash(d->slots[i].s) & (cap - 1);
+        while (s[j].id1) j = (j + 1) & (cap - 1);
+        s[j] = d->slots[i];
     }
     free(d->slots);
     d->slots = s;
@@ -218,26 +225,25 @@ static int shapes_grow(shapeset *d) {
 }
 
 /* The slot holding s, or the free slot where it would go. */
-static size_t shapes_slot(const shapeset *d, shape s) {
+static sslot *shapes_slot(const shapeset *d, shape s) {
     size_t j = shape_hash(s) & d->mask;
-    for (; d->slots[j]; j = (j + 1) & d->mask) {
-        const shape *o = &d->v.v[d->slots[j] - 1];
+    for (; d->slots[j].id1; j = (j + 1) & d->mask) {
+        const shape *o = &d->slots[j].s;
         if (o->name == s.name && o->a == s.a && o->b == s.b) break;
     }
-    return j;
+    return &d->slots[j];
 }
 
 /* The provisional id of s (counted once more); UINT32_MAX on memory exhaustion. */
 static uint32_t shapes_add(shapeset *d, shape s) {
     if ((d->v.n + 1) * 2 > (d->mask ? d->mask + 1 : 0) && shapes_grow(d)) return UINT32_MAX;
-    size_t j = shapes_slot(d, s);
-    if (d->slots[j]) {
-        d->count.v[d->slots[j] - 1]++;
-        return d->slots[j] - 1;
+    sslot *t = shapes_slot(d, s);
+    if (t->id1) {
+        t->count++;
+        return t->id1 - 1;
     }
-    if (d->v.n >= UINT32_MAX - 1 || tdx_vec_push(&d->v, s) || tdx_vec_push(&d->count, 1))
-        return UINT32_MAX;
-    d->slots[j] = (uint32_t)d->v.n;
+    if (d->v.n >= UINT32_MAX - 1 || tdx_vec_push(&d->v, s)) return UINT32_MAX;
+    *t = (sslot){s, 1, (uint32_t)d->v.n, 0};
     return (uint32_t)(d->v.n - 1);
 }
 
@@ -255,28 +261,36 @@ static int cmp_keyed(const void *a, const void *b) {
 
 /* The ordinal of a shape counted in the first pass. */
 static uint32_t shapes_rank(const shapeset *d, shape s) {
-    size_t j = shapes_slot(d, s);
-    return d->slots[j] ? d->rank[d->slots[j] - 1] : 0;
+    if (!d->slots) return 0;
+    const sslot *t = shapes_slot(d, s);
+    return t->id1 ? t->rank : 0;
 }
 
 /* Most frequent first (ties: first seen first, records being read by key), then the table. */
 static int shapes_write(shapeset *d, tabw *w) {
     keyed *o = malloc((d->v.n ? d->v.n : 1) * sizeof *o);
-    d->rank = malloc((d->v.n ? d->v.n : 1) * sizeof *d->rank);
-    if (!o || !d->rank) {
+    uint32_t *rank = malloc((d->v.n ? d->v.n : 1) * sizeof *rank);
+    if (!o || !rank) {
         free(o);
+        free(rank);
         return -1;
     }
-    for (size_t i = 0; i < d->v.n; i++) o[i] = (keyed){UINT64_MAX - d->count.v[i], 0, (uint32_t)i};
+    for (size_t i = 0; d->slots && i <= d->mask; i++) {
+        const sslot *t = &d->slots[i];
+        if (t->id1) o[t->id1 - 1] = (keyed){UINT64_MAX - t->count, 0, t->id1 - 1};
+    }
     if (d->v.n > 1) qsort(o, d->v.n, sizeof *o, cmp_keyed);
     for (size_t i = 0; i < d->v.n; i++) {
         const shape *s = &d->v.v[o[i].idx];
-        d->rank[o[i].idx] = (uint32_t)i;
+        rank[o[i].idx] = (uint32_t)i;
         tw_record(w, i);
         tw_u(w, F_S_NAME, s->name);
         tw_u(w, F_S_A, s->a);
         tw_u(w, F_S_B, s->b);
     }
+    for (size_t i = 0; d->slots && i <= d->mask; i++)
+        if (d->slots[i].id1) d->slots[i].rank = rank[d->slots[i].id1 - 1];
+    free(rank);
     free(o);
     return 0;
 }
