@@ -59,6 +59,7 @@ typedef struct encq {
     pthread_cond_t cv;
     TDX_VEC(tdx_event) slot[ENC_SLOTS];
     uint64_t first[ENC_SLOTS]; /* index of each queued block's first event */
+    bool gen_end[ENC_SLOTS];   /* and whether it ends a generation */
     uint64_t head, tail;       /* queued jobs: [head, tail) */
     bool done;                 /* no more jobs: the thread exits once the queue is empty */
     bool failed;               /* the thread failed: err says why */
@@ -146,6 +147,7 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
 }
 
 static int enc_end(tdx_iwriter *w, bool drain);
+static int res_spill(const char *beside, resmap *m, tdx_err *err);
 static int seal(tdx_iwriter *w);
 
 static void free_all(tdx_iwriter *w) {
@@ -219,10 +221,39 @@ static int see(resmap *m, int64_t id, int64_t t) {
     return 0;
 }
 
-/* Encodes and appends one block whose first event is event `first` (on the calling thread, or
- * on the encoder thread: only one of them writes event blocks, and it reports into err). */
-static int write_block(tdx_iwriter *w, const tdx_event *ev, size_t n, uint64_t first,
+/* Counts a block's events (per kind, per goroutine, proc and thread) and notes the largest proc
+ * and the stop-the-world kinds; at a generation's end its goroutine records may move to their
+ * sort. Done where the block is encoded (the encoder thread has time; the ordering thread has
+ * none). */
+static int account(tdx_iwriter *w, const tdx_event *ev, size_t n, bool gen_end, tdx_err *err) {
+    for (size_t i = 0; i < n; i++) {
+        const tdx_event *e = &ev[i];
+        if (e->kind < 15) w->kinds[e->kind]++;
+        if (see(&w->ms, e->m, e->time) || see(&w->ps, e->p, e->time) || see(&w->gs, e->g, e->time))
+            goto oom;
+        if (e->kind == TDX_KIND_STATE_TRANSITION) {
+            if (e->res_kind == TDX_RES_PROC && e->res > w->max_proc) w->max_proc = e->res;
+            if (e->res != e->g && e->res != e->p &&
+                see(e->res_kind == TDX_RES_PROC ? &w->ps : &w->gs, e->res, e->time))
+                goto oom;
+        }
+        if ((e->type == TDX_EV_STW_BEGIN || e->type == TDX_EV_STW_END) &&
+            tdx_hmap_get(&w->stw_set, e->str[0]) == TDX_HMAP_EMPTY &&
+            (tdx_hmap_put(&w->stw_set, e->str[0], 1) || tdx_vec_push(&w->stw, e->str[0])))
+            goto oom;
+    }
+    if (gen_end && w->gs.v.n >= RES_SPILL_MIN) return res_spill(w->f.tmp, &w->gs, err);
+    return 0;
+oom:
+    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
+
+/* Encodes and appends one block whose first event is event `first`, and accounts for it (on the
+ * calling thread, or on the encoder thread: only one of them writes event blocks, and it
+ * reports into err). gen_end: the block ends a generation (it may then be empty). */
+static int write_block(tdx_iwriter *w, const tdx_event *ev, size_t n, uint64_t first, bool gen_end,
                        tdx_err *err) {
+    if (!n) return account(w, ev, n, gen_end, err);
     w->blockbuf.n = 0;
     uint8_t d[D_SIZE];
     if (tdx_evenc_block(&w->enc, ev, n, &w->blockbuf)) goto oom;
@@ -236,7 +267,7 @@ static int write_block(tdx_iwriter *w, const tdx_event *ev, size_t n, uint64_t f
     if (tdx_buf_append(&w->evdir, d, sizeof d)) goto oom;
     if (tdx_afile_write(&w->f, w->blockbuf.v, w->blockbuf.n, err)) return -1;
     w->events_end = w->f.written;
-    return 0;
+    return account(w, ev, n, gen_end, err);
 oom:
     return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
 }
@@ -251,7 +282,9 @@ static void *enc_main(void *arg) {
         int s = (int)(q->head % ENC_SLOTS);
         bool skip = q->failed;
         pthread_mutex_unlock(&q->mu);
-        int rc = skip ? -1 : write_block(w, q->slot[s].v, q->slot[s].n, q->first[s], &q->err);
+        int rc =
+            skip ? -1
+                 : write_block(w, q->slot[s].v, q->slot[s].n, q->first[s], q->gen_end[s], &q->err);
         pthread_mutex_lock(&q->mu);
         if (rc) q->failed = true;
         q->head++;
@@ -300,13 +333,13 @@ int tdx_iwriter_async(tdx_iwriter *w) {
     return 0;
 }
 
-static int flush_block(tdx_iwriter *w) {
-    if (!w->block.n) return 0;
+static int flush_block(tdx_iwriter *w, bool gen_end) {
+    if (!w->block.n && !gen_end) return 0;
     uint64_t first = w->nevents - w->block.n;
     encq *q = w->q;
     if (!q) {
         tdx_err err;
-        if (write_block(w, w->block.v, w->block.n, first, &err)) {
+        if (write_block(w, w->block.v, w->block.n, first, gen_end, &err)) {
             if (!w->failed) w->err = err;
             w->failed = 1;
             return -1;
@@ -324,6 +357,7 @@ static int flush_block(tdx_iwriter *w) {
             q->slot[s].n = w->block.n;
             q->slot[s].cap = w->block.cap;
             q->first[s] = first;
+            q->gen_end[s] = gen_end;
             w->block.v = v;
             w->block.cap = cap;
             q->tail++;
@@ -337,8 +371,8 @@ static int flush_block(tdx_iwriter *w) {
             return -1;
         }
     }
+    if (w->block.n) w->nblocks++;
     w->block.n = 0;
-    w->nblocks++;
     return 0;
 }
 
@@ -346,8 +380,8 @@ int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
     tdx_iwriter *w = arg;
     if (w->failed) return -1;
     if (w->sealed) return fail(w, TDX_EUSAGE, "internal error: an event after the last one");
-    /* Copied once, straight into the block (an event is 128 bytes). */
     if (tdx_vec_reserve(&w->block, w->block.n + 1)) return FAIL_OOM(w);
+    /* Copied once, straight into the block (an event is 112 bytes). */
     tdx_event *e = &w->block.v[w->block.n];
     *e = *ev;
     /* Generation ids become global ids. */
@@ -364,37 +398,21 @@ int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
     if (w->block.n == 0 && w->nevents == w->gen_first_event) w->gen_first_time = e->time;
     w->last_time = e->time;
     w->nevents++;
-    if (e->kind < 15) w->kinds[e->kind]++;
-    if (see(&w->ms, e->m, e->time) || see(&w->ps, e->p, e->time) || see(&w->gs, e->g, e->time))
-        return FAIL_OOM(w);
-    if (e->kind == TDX_KIND_STATE_TRANSITION && e->res_kind == TDX_RES_PROC && e->res > w->max_proc)
-        w->max_proc = e->res;
-    if ((e->type == TDX_EV_STW_BEGIN || e->type == TDX_EV_STW_END) &&
-        tdx_hmap_get(&w->stw_set, e->str[0]) == TDX_HMAP_EMPTY &&
-        (tdx_hmap_put(&w->stw_set, e->str[0], 1) || tdx_vec_push(&w->stw, e->str[0])))
-        return FAIL_OOM(w);
-    if (e->kind == TDX_KIND_STATE_TRANSITION && e->res != e->g && e->res != e->p &&
-        see(e->res_kind == TDX_RES_PROC ? &w->ps : &w->gs, e->res, e->time))
-        return FAIL_OOM(w);
-    if (++w->block.n == TDX_EVBLOCK_EVENTS) return flush_block(w);
+    if (++w->block.n == TDX_EVBLOCK_EVENTS) return flush_block(w, false);
     return 0;
 }
 
 /* Moves m's records to its sort (created on first use) and empties m. */
-static int res_spill(tdx_iwriter *w, resmap *m) {
-    if (!m->spill && !(m->spill = tdx_xsort_new(w->f.tmp, RES_SORT_BUDGET))) return FAIL_OOM(w);
+static int res_spill(const char *beside, resmap *m, tdx_err *err) {
+    if (!m->spill && !(m->spill = tdx_xsort_new(beside, RES_SORT_BUDGET)))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     for (size_t i = 0; i < m->v.n; i++) {
         const res_rec *r = &m->v.v[i];
         uint8_t p[24];
         tdx_le64(p, r->events);
         tdx_le64(p + 8, (uint64_t)r->first);
         tdx_le64(p + 16, (uint64_t)r->last);
-        tdx_err e;
-        if (tdx_xsort_add(m->spill, r->id ^ TDX_XSORT_SIGN, m->spills, p, sizeof p, &e)) {
-            if (!w->failed) w->err = e;
-            w->failed = 1;
-            return -1;
-        }
+        if (tdx_xsort_add(m->spill, r->id ^ TDX_XSORT_SIGN, m->spills, p, sizeof p, err)) return -1;
     }
     m->spills++;
     m->v.n = 0;
@@ -407,7 +425,7 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
     tdx_iwriter *w = arg;
     (void)index;
     (void)nevents;
-    if (w->failed || flush_block(w)) return -1;
+    if (w->failed || flush_block(w, true)) return -1;
     uint8_t r[G_SIZE] = {0};
     tdx_le64(r + G_GEN, g->frame.gen);
     tdx_le64(r + G_FIRST_EVENT, w->gen_first_event);
@@ -419,13 +437,13 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
     if (tdx_buf_append(&w->gens, r, sizeof r)) return FAIL_OOM(w);
     w->gen_first_event = w->nevents;
     w->gen_first_block = w->nblocks;
-    return w->gs.v.n >= RES_SPILL_MIN ? res_spill(w, &w->gs) : 0;
+    return 0;
 }
 
 /* ---- the second phase: reading the blocks back ---- */
 
 int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
-    int rc = w->failed || flush_block(w) ? -1 : 0;
+    int rc = w->failed || flush_block(w, false) ? -1 : 0;
     if (enc_end(w, true)) rc = -1;
     /* The encoder's models and the block buffers are done (~11 MB the views' pass would keep). */
     tdx_evenc_free(&w->enc);
@@ -558,7 +576,7 @@ static int res_put(tdx_buf *b, const res_rec *r, uint64_t *pid, int64_t *pfirst)
  * (in generation order) folded into one. */
 static int res_fold(tdx_iwriter *w, resmap *m, tdx_buf *b, uint64_t *count) {
     tdx_err e;
-    int rc = res_spill(w, m);
+    int rc = res_spill(w->f.tmp, m, &e);
     if (!rc && tdx_xsort_rewind(m->spill, &e)) rc = -1;
     uint64_t pid = 0;
     int64_t pfirst = 0;
@@ -781,7 +799,7 @@ int tdx_iwriter_stream_end(tdx_iwriter *w, tdx_err *err) {
 int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
     sectab st = w->st;
     memset(&w->st, 0, sizeof w->st);
-    int rc = w->failed ? -1 : flush_block(w);
+    int rc = w->failed ? -1 : flush_block(w, false);
     if (enc_end(w, true)) rc = -1;
     if (!rc) rc = seal(w);
     if (!rc) rc = write_sections(w, &st);
