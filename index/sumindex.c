@@ -275,9 +275,10 @@ static int shapes_write(shapeset *d, tabw *w) {
         free(rank);
         return -1;
     }
+    for (size_t i = 0; i < d->v.n; i++) o[i] = (keyed){UINT64_MAX, 0, (uint32_t)i};
     for (size_t i = 0; d->slots && i <= d->mask; i++) {
         const sslot *t = &d->slots[i];
-        if (t->id1) o[t->id1 - 1] = (keyed){UINT64_MAX - t->count, 0, t->id1 - 1};
+        if (t->id1) o[t->id1 - 1].key = UINT64_MAX - t->count;
     }
     if (d->v.n > 1) qsort(o, d->v.n, sizeof *o, cmp_keyed);
     for (size_t i = 0; i < d->v.n; i++) {
