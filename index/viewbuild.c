@@ -7,12 +7,12 @@
  * docs/index-format.md.
  *
  * Two workers share the work (proc view + summary + splitter; thread + goroutine views).
- * When they run at once, each block is decoded once, by whichever worker gets to it first,
- * into a small ring both read (decoding is ~95 ns an event, a fifth of the phase); alone, a
- * worker decodes for itself. Each writes its blobs to a scratch file of its own; the scratch
- * files are appended to VIEWDATA in worker order, so the index bytes do not depend on -j. The
- * store of strings and stacks is filled before the workers start and frozen, so they only read
- * it and every id is the same whatever the scheduling. */
+ * Each block is decoded once, by whichever worker gets to it first, into a small ring both
+ * read (decoding is ~95 ns an event, a fifth of the phase); with one thread the two take
+ * turns, block by block, over the same ring. Each writes its blobs to a scratch file of its
+ * own; the scratch files are appended to VIEWDATA in worker order, so the index bytes do not
+ * depend on -j. The store of strings and stacks is filled before the workers start and
+ * frozen, so they only read it and every id is the same whatever the scheduling. */
 #include "viewbuild.h"
 
 #include <pthread.h>
@@ -106,6 +106,7 @@ typedef struct ring {
     size_t nblocks;
     size_t pos[NWORKERS]; /* the block each worker is on (done with every earlier one) */
     bool stop;            /* a side failed: nobody waits any more */
+    bool single;          /* both workers on one thread: nobody may wait */
 } ring;
 
 /* What the workers share, read-only while they run. */
@@ -143,6 +144,7 @@ typedef struct worker {
     /* the stop-table entry of the event being processed, and its events before it */
     uint64_t stop_j, stop_pos, stop_every;
     uint64_t nck;
+    uint64_t idx;   /* events processed */
     uint64_t every; /* events between checkpoints (its views' intervals are equal: the thread
                        and goroutine views share a worker and a default) */
     tdx_buf scratch, blockbuf;
@@ -614,49 +616,86 @@ static int get_block(worker *w, size_t bi, tdx_event *own, const tdx_event **evs
             pthread_cond_broadcast(&r->cv);
             continue;
         }
+        if (r->single) { /* cannot happen: the other worker is never more than a block behind */
+            r->stop = true;
+            pthread_mutex_unlock(&r->mu);
+            tdx_errf(&w->err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: the block ring stalled");
+            w->failed = 1;
+            return -1;
+        }
         pthread_cond_wait(&r->cv, &r->mu);
     }
 }
 
-static int worker_run(worker *w) {
+/* Runs w's generators over block bi's n events. */
+static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *evs, size_t n) {
     shared *sh = w->sh;
-    size_t nblocks = tdx_iwriter_nblocks(sh->iw);
-    tdx_event *own = w->ring ? NULL : malloc(TDX_EVBLOCK_EVENTS * sizeof *own);
-    if (!w->ring && !own) return oom(w);
-    uint64_t idx = 0;
     int rc = 0;
-    for (size_t bi = 0; bi < nblocks && !rc; bi++) {
-        size_t n;
-        const tdx_event *evs;
-        if (get_block(w, bi, own, &evs, &n)) {
-            rc = -1;
-            break;
+    uint64_t idx = w->idx;
+    for (size_t i = 0; i < n && !rc; i++, idx++) {
+        const tdx_event *e = &evs[i];
+        if (idx == 0) w->t0 = e->time;
+        if (idx % w->every == 0) {
+            rc = checkpoint(w, idx, e->time - w->t0);
+        } else if (++w->stop_pos == w->stop_every) { /* (no division per emitted event) */
+            w->stop_j++;
+            w->stop_pos = 0;
         }
-        for (size_t i = 0; i < n && !rc; i++, idx++) {
-            const tdx_event *e = &evs[i];
-            if (idx == 0) w->t0 = e->time;
-            if (idx % w->every == 0) {
-                rc = checkpoint(w, idx, e->time - w->t0);
-            } else if (++w->stop_pos == w->stop_every) { /* (no division per emitted event) */
-                w->stop_j++;
-                w->stop_pos = 0;
-            }
-            if (!rc && w->summary) rc = summarize(w, e);
-            for (int vi = 0; vi < w->nviews && !rc; vi++)
-                if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
-            if (!rc) rc = track(w, e);
-        }
-        if (bi % 16 == 15 || bi + 1 == nblocks) progress(w, idx);
-        /* The strings seen so far come back from the page cache if needed again. */
-        if (w->index == 0 && bi % 16 == 15) tdx_iwriter_release_tables(sh->iw);
+        if (!rc && w->summary) rc = summarize(w, e);
+        for (int vi = 0; vi < w->nviews && !rc; vi++)
+            if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
+        if (!rc) rc = track(w, e);
     }
-    free(own);
+    w->idx = idx;
+    if (bi % 16 == 15 || bi + 1 == nblocks) progress(w, idx);
+    /* The strings seen so far come back from the page cache if needed again. */
+    if (w->index == 0 && bi % 16 == 15) tdx_iwriter_release_tables(sh->iw);
+    return rc;
+}
+
+/* After the last block (or a failure, rc -1): 0, 1 when the pass must be redone, or -1. */
+static int worker_end(worker *w, int rc) {
     /* A failure frees the other worker; success needs no last release (nothing is decoded after
      * the last block). */
     if (w->ring && rc) ring_stop(w->ring);
     if (rc) return -1;
     if (w->found.n) return 1; /* the pass will be redone: no need to finish */
     return finish_views(w);
+}
+
+static int worker_run(worker *w) {
+    size_t nblocks = tdx_iwriter_nblocks(w->sh->iw);
+    tdx_event *own = w->ring ? NULL : malloc(TDX_EVBLOCK_EVENTS * sizeof *own);
+    if (!w->ring && !own) return oom(w);
+    int rc = 0;
+    for (size_t bi = 0; bi < nblocks && !rc; bi++) {
+        size_t n;
+        const tdx_event *evs;
+        rc = get_block(w, bi, own, &evs, &n) ? -1 : worker_block(w, bi, nblocks, evs, n);
+    }
+    free(own);
+    return worker_end(w, rc);
+}
+
+/* Both workers on the calling thread, block by block, so that each block is decoded once
+ * (into the ring, by the first worker; the second never waits for it). */
+static void workers_interleaved(worker *ws) {
+    size_t nblocks = tdx_iwriter_nblocks(ws[0].sh->iw);
+    int rc[NWORKERS] = {0};
+    for (size_t bi = 0; bi < nblocks; bi++) {
+        for (int k = 0; k < NWORKERS; k++) {
+            if (rc[k]) continue;
+            size_t n;
+            const tdx_event *evs;
+            rc[k] = get_block(&ws[k], bi, NULL, &evs, &n)
+                        ? -1
+                        : worker_block(&ws[k], bi, nblocks, evs, n);
+            if (rc[k]) ring_stop(ws[k].ring);
+        }
+        if (rc[0] && rc[1]) break;
+    }
+    for (int k = 0; k < NWORKERS; k++)
+        if (worker_end(&ws[k], rc[k]) < 0 && !ws[k].failed) oom(&ws[k]);
 }
 
 static void *worker_main(void *arg) {
@@ -907,7 +946,7 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
         }
     ring rg;
     memset(&rg, 0, sizeof rg);
-    bool use_ring = !rc && jobs > 1;
+    bool use_ring = !rc;
     for (int i = 0; i < RING_SLOTS && use_ring; i++)
         if (!(rg.slot[i] = malloc(TDX_EVBLOCK_EVENTS * sizeof *rg.slot[i]))) use_ring = false;
     if (use_ring) {
@@ -918,13 +957,17 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
     }
     if (!rc) {
         pthread_t th;
-        bool threaded = use_ring && pthread_create(&th, NULL, worker_main, &ws[1]) == 0;
-        if (use_ring && !threaded) ws[0].ring = ws[1].ring = NULL;
-        worker_main(&ws[0]);
-        if (threaded)
+        bool threaded = use_ring && jobs > 1 && pthread_create(&th, NULL, worker_main, &ws[1]) == 0;
+        if (threaded) {
+            worker_main(&ws[0]);
             pthread_join(th, NULL);
-        else
+        } else if (use_ring) {
+            rg.single = true;
+            workers_interleaved(ws);
+        } else {
+            worker_main(&ws[0]);
             worker_main(&ws[1]);
+        }
         /* the error is the one of a worker that did not stop only because the other did */
         for (int i = 0; i < NWORKERS && !rc; i++)
             if (ws[i].failed && !ws[i].peer_failed) {
