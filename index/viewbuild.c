@@ -126,7 +126,7 @@ typedef struct shared {
 
 typedef struct worker {
     shared *sh;
-    ring *ring;       /* NULL: decode every block itself */
+    ring *ring;
     bool peer_failed; /* stopped because the other worker failed (its error is the one) */
     int index;
     int nviews;
@@ -566,15 +566,9 @@ static void ring_stop(ring *r) {
     pthread_mutex_unlock(&r->mu);
 }
 
-/* The events of block bi: decoded here, or taken from the ring. */
-static int get_block(worker *w, size_t bi, tdx_event *own, const tdx_event **evs, size_t *n) {
+/* The events of block bi, from the ring (decoded here if nobody has yet). */
+static int get_block(worker *w, size_t bi, const tdx_event **evs, size_t *n) {
     ring *r = w->ring;
-    if (!r) {
-        *evs = own;
-        if (!tdx_iwriter_read_block(w->sh->iw, w->dec, bi, &w->blockbuf, own, n, &w->err)) return 0;
-        w->failed = 1;
-        return -1;
-    }
     pthread_mutex_lock(&r->mu);
     r->pos[w->index] = bi; /* the slots of earlier blocks may be free now */
     pthread_cond_broadcast(&r->cv);
@@ -657,7 +651,7 @@ static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *e
 static int worker_end(worker *w, int rc) {
     /* A failure frees the other worker; success needs no last release (nothing is decoded after
      * the last block). */
-    if (w->ring && rc) ring_stop(w->ring);
+    if (rc) ring_stop(w->ring);
     if (rc) return -1;
     if (w->found.n) return 1; /* the pass will be redone: no need to finish */
     return finish_views(w);
@@ -665,15 +659,12 @@ static int worker_end(worker *w, int rc) {
 
 static int worker_run(worker *w) {
     size_t nblocks = tdx_iwriter_nblocks(w->sh->iw);
-    tdx_event *own = w->ring ? NULL : malloc(TDX_EVBLOCK_EVENTS * sizeof *own);
-    if (!w->ring && !own) return oom(w);
     int rc = 0;
     for (size_t bi = 0; bi < nblocks && !rc; bi++) {
         size_t n;
         const tdx_event *evs;
-        rc = get_block(w, bi, own, &evs, &n) ? -1 : worker_block(w, bi, nblocks, evs, n);
+        rc = get_block(w, bi, &evs, &n) ? -1 : worker_block(w, bi, nblocks, evs, n);
     }
-    free(own);
     return worker_end(w, rc);
 }
 
@@ -687,10 +678,9 @@ static void workers_interleaved(worker *ws) {
             if (rc[k]) continue;
             size_t n;
             const tdx_event *evs;
-            rc[k] = get_block(&ws[k], bi, NULL, &evs, &n)
-                        ? -1
-                        : worker_block(&ws[k], bi, nblocks, evs, n);
-            if (rc[k]) ring_stop(ws[k].ring);
+            rc[k] =
+                get_block(&ws[k], bi, &evs, &n) ? -1 : worker_block(&ws[k], bi, nblocks, evs, n);
+            if (rc[k]) ring_stop(ws[k].ring); /* the other stops at its next block */
         }
         if (rc[0] && rc[1]) break;
     }
@@ -946,27 +936,21 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
         }
     ring rg;
     memset(&rg, 0, sizeof rg);
-    bool use_ring = !rc;
-    for (int i = 0; i < RING_SLOTS && use_ring; i++)
-        if (!(rg.slot[i] = malloc(TDX_EVBLOCK_EVENTS * sizeof *rg.slot[i]))) use_ring = false;
-    if (use_ring) {
-        pthread_mutex_init(&rg.mu, NULL);
-        pthread_cond_init(&rg.cv, NULL);
-        ws[0].ring = ws[1].ring = &rg;
-        rg.nblocks = tdx_iwriter_nblocks(sh->iw);
-    }
+    for (int i = 0; i < RING_SLOTS && !rc; i++)
+        if (!(rg.slot[i] = malloc(TDX_EVBLOCK_EVENTS * sizeof *rg.slot[i])))
+            rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    pthread_mutex_init(&rg.mu, NULL);
+    pthread_cond_init(&rg.cv, NULL);
+    ws[0].ring = ws[1].ring = &rg;
+    rg.nblocks = tdx_iwriter_nblocks(sh->iw);
     if (!rc) {
         pthread_t th;
-        bool threaded = use_ring && jobs > 1 && pthread_create(&th, NULL, worker_main, &ws[1]) == 0;
-        if (threaded) {
+        if (jobs > 1 && pthread_create(&th, NULL, worker_main, &ws[1]) == 0) {
             worker_main(&ws[0]);
             pthread_join(th, NULL);
-        } else if (use_ring) {
+        } else {
             rg.single = true;
             workers_interleaved(ws);
-        } else {
-            worker_main(&ws[0]);
-            worker_main(&ws[1]);
         }
         /* the error is the one of a worker that did not stop only because the other did */
         for (int i = 0; i < NWORKERS && !rc; i++)
@@ -975,10 +959,8 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
                 rc = -1;
             }
     }
-    if (use_ring) {
-        pthread_mutex_destroy(&rg.mu);
-        pthread_cond_destroy(&rg.cv);
-    }
+    pthread_mutex_destroy(&rg.mu);
+    pthread_cond_destroy(&rg.cv);
     for (int i = 0; i < RING_SLOTS; i++) free(rg.slot[i]);
     if (!rc && sh->store.misses)
         rc = tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
