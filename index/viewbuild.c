@@ -480,9 +480,15 @@ static int cross_blobs(worker *w, vview *v) {
     int64_t *T = malloc((nck ? nck : 1) * sizeof *T);
     tdx_buf *lists = calloc(nck ? nck : 1, sizeof *lists);
     uint64_t *cnt = calloc(nck ? nck : 1, sizeof *cnt), *last = calloc(nck ? nck : 1, sizeof *last);
-    int rc = !T || !lists || !cnt || !last ? oom(w) : 0;
-    for (size_t d = 0; d < nck && !rc; d++)
-        T[d] = (int64_t)tdx_rd64(v->dir.v + d * CK_SIZE + CK_TIME);
+    if (!T || !lists || !cnt || !last) {
+        free(lists);
+        free(last);
+        free(cnt);
+        free(T);
+        return oom(w);
+    }
+    int rc = 0;
+    for (size_t d = 0; d < nck; d++) T[d] = (int64_t)tdx_rd64(v->dir.v + d * CK_SIZE + CK_TIME);
     for (size_t j = 0; j < v->meta.n && !rc; j++)
         for (size_t d = first_after(T, nck, v->meta.v[j].mintime);
              d <= v->meta.v[j].interval && d < nck; d++)
@@ -497,7 +503,7 @@ static int cross_blobs(worker *w, vview *v) {
         }
     for (size_t d = 0; d < nck && !rc; d++)
         rc = put_blob(w, lists[d].v, lists[d].n, v->dir.v + d * CK_SIZE + CK_CROSS);
-    for (size_t d = 0; lists && d < nck; d++) tdx_vec_free(&lists[d]);
+    for (size_t d = 0; d < nck; d++) tdx_vec_free(&lists[d]);
     free(lists);
     free(last);
     free(cnt);
