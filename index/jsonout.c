@@ -16,16 +16,32 @@ static const char digits2[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* Branch-light: the bit length gives the digit count or one more (a power-of-ten compare
+ * settles it); the sizes of the build's splitter count digits for every emitted event. */
+static const uint64_t pow10_tab[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
 static int count_digits(uint64_t v) {
-    int n = 1;
-    for (;;) {
-        if (v < 10) return n;
-        if (v < 100) return n + 1;
-        if (v < 1000) return n + 2;
-        if (v < 10000) return n + 3;
-        v /= 10000;
-        n += 4;
-    }
+    /* floor(log10(2) * bits) with 1233/4096 ~ log10(2): t digits, or t + 1 when v >= 10^t */
+    int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+    return t + ((v | 1) >= pow10_tab[t]); /* (v | 1: zero has one digit) */
 }
 
 size_t tdx_json_u64(char *buf, uint64_t v) {
@@ -350,7 +366,9 @@ static size_t args_len(const tdx_vargs *a) {
 size_t tdx_json_event_size(const tdx_vev *ev) {
     size_t n = L("{") + L("\"ph\":\"") + 1 + L("\"") + L(",\"ts\":") + usec_len(ev->ts) +
                L(",\"pid\":") + ulen(ev->pid) + L(",\"tid\":") + ulen(ev->tid) + L("}");
-    if (ev->name.n) n += L("\"name\":") + qlen(ev->name.p, ev->name.n) + L(",");
+    if (ev->name.n)
+        n += L("\"name\":") + (ev->name_plain ? ev->name.n + 2 : qlen(ev->name.p, ev->name.n)) +
+             L(",");
     if (ev->scope.n) n += L(",\"s\":") + qlen(ev->scope.p, ev->scope.n);
     if (ev->dur) n += L(",\"dur\":") + usec_len(ev->dur);
     if (ev->id) n += L(",\"id\":") + ulen(ev->id);

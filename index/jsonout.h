@@ -38,9 +38,10 @@ typedef struct tdx_vargs {
  * as Go's omitempty does (ts, pid and tid are always written). */
 typedef struct tdx_vev {
     tdx_str name;
-    char ph;       /* 'X' 'I' 'C' 'M' 's' 't' 'b' 'e' */
-    bool required; /* metadata: never cut by the index range */
-    tdx_str scope; /* "s": "t" for instants, the task id in hex for async slices */
+    char ph;         /* 'X' 'I' 'C' 'M' 's' 't' 'b' 'e' */
+    bool required;   /* metadata: never cut by the index range */
+    bool name_plain; /* the name is known to need no escapes (a literal); false: unknown */
+    tdx_str scope;   /* "s": "t" for instants, the task id in hex for async slices */
     int64_t ts, dur;
     uint64_t pid, tid, id;
     int64_t sf, esf;

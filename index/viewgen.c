@@ -100,6 +100,7 @@ struct tdx_viewgen {
     int64_t gst[5], gst_prev[5];
     int64_t th[3], th_prev[3]; /* InSyscall, InSyscallRuntime, Running */
     uint64_t heap_alloc, heap_goal, prev_alloc, prev_goal;
+    tdx_vev cev; /* the counter template (ph 'C', pid 1; the rest set per counter) */
     uint64_t gomaxprocs;
     int64_t max_proc;
     TDX_VEC(vg_g) gs;
@@ -142,6 +143,8 @@ const char *const tdx_task_colors[TDX_NTASK_COLORS] = {"thread_state_uninterrupt
 static tdx_str cstr(const char *s) {
     return (tdx_str){(const uint8_t *)s, (uint32_t)strlen(s)};
 }
+/* A string literal's tdx_str, its length known at compile time. */
+#define lit(s) ((tdx_str){(const uint8_t *)(s), (uint32_t)(sizeof(s) - 1)})
 
 static tdx_str sid(const tdx_viewgen *vg, uint32_t id) {
     return tdx_vgstore_str(vg->store, id);
@@ -265,19 +268,19 @@ static void arrow(tdx_viewgen *vg, tdx_str name, int64_t from, int64_t to, uint6
     out(vg, &ev);
 }
 
-static void counter(tdx_viewgen *vg, const char *name, int64_t ts, int kind, uint64_t a, uint64_t b,
+/* Counters are the most frequent output (a Heap one per heap metric, most of a trace's events), so
+ * they are built in the generator's template: only the fields a counter sets change, and nothing
+ * is cleared per event. */
+static void counter(tdx_viewgen *vg, tdx_str name, int64_t ts, int kind, uint64_t a, uint64_t b,
                     uint64_t c) {
-    tdx_vev ev;
-    memset(&ev, 0, sizeof ev);
-    ev.name = cstr(name);
-    ev.ph = 'C';
-    ev.ts = ts;
-    ev.pid = 1;
-    ev.args.kind = (uint8_t)kind;
-    ev.args.u[0] = a;
-    ev.args.u[1] = b;
-    ev.args.u[2] = c;
-    out(vg, &ev);
+    tdx_vev *ev = &vg->cev;
+    ev->name = name;
+    ev->ts = ts;
+    ev->args.kind = (uint8_t)kind;
+    ev->args.u[0] = a;
+    ev->args.u[1] = b;
+    ev->args.u[2] = c;
+    out(vg, ev);
 }
 
 static void go_counter(tdx_viewgen *vg, int64_t ts, int from, int to) {
@@ -285,7 +288,7 @@ static void go_counter(tdx_viewgen *vg, int64_t ts, int from, int to) {
     vg->gst[to]++;
     if (memcmp(vg->gst, vg->gst_prev, sizeof vg->gst) == 0) return;
     if (within(vg, ts))
-        counter(vg, "Goroutines", ts, TDX_VARG_GOROUTINES, (uint64_t)vg->gst[VS_RUNNING],
+        counter(vg, lit("Goroutines"), ts, TDX_VARG_GOROUTINES, (uint64_t)vg->gst[VS_RUNNING],
                 (uint64_t)vg->gst[VS_RUNNABLE], (uint64_t)vg->gst[VS_WAITING_GC]);
     memcpy(vg->gst_prev, vg->gst, sizeof vg->gst);
 }
@@ -294,16 +297,21 @@ static void thread_counter(tdx_viewgen *vg, int64_t ts, int64_t delta) {
     vg->th[2] += delta;
     if (memcmp(vg->th, vg->th_prev, sizeof vg->th) == 0) return;
     if (within(vg, ts))
-        counter(vg, "Threads", ts, TDX_VARG_THREADS, (uint64_t)vg->th[2], (uint64_t)vg->th[0], 0);
+        counter(vg, lit("Threads"), ts, TDX_VARG_THREADS, (uint64_t)vg->th[2], (uint64_t)vg->th[0],
+                0);
     memcpy(vg->th_prev, vg->th, sizeof vg->th);
 }
 
-static void heap_counter(tdx_viewgen *vg, int64_t ts) {
-    if (vg->heap_alloc == vg->prev_alloc && vg->heap_goal == vg->prev_goal) return;
-    uint64_t diff = vg->heap_goal > vg->heap_alloc ? vg->heap_goal - vg->heap_alloc : 0;
-    if (within(vg, ts)) counter(vg, "Heap", ts, TDX_VARG_HEAP, vg->heap_alloc, diff, 0);
-    vg->prev_alloc = vg->heap_alloc;
-    vg->prev_goal = vg->heap_goal;
+/* alloc and goal come in registers: reading the fields right after storing them stalled on
+ * store forwarding (the compiler loads the pair as one 16-byte word). */
+static void heap_counter(tdx_viewgen *vg, int64_t ts, uint64_t alloc, uint64_t goal) {
+    vg->heap_alloc = alloc;
+    vg->heap_goal = goal;
+    if (alloc == vg->prev_alloc && goal == vg->prev_goal) return;
+    uint64_t diff = goal > alloc ? goal - alloc : 0;
+    if (within(vg, ts)) counter(vg, lit("Heap"), ts, TDX_VARG_HEAP, alloc, diff, 0);
+    vg->prev_alloc = alloc;
+    vg->prev_goal = goal;
 }
 
 /* ---- names ---- */
@@ -759,13 +767,11 @@ static void metric(tdx_viewgen *vg, const tdx_event *e) {
     uint64_t v = e->args[0];
     switch (e->type) {
     case TDX_EV_HEAP_ALLOC:
-        vg->heap_alloc = v;
-        heap_counter(vg, elapsed(vg, e->time));
+        heap_counter(vg, elapsed(vg, e->time), v, vg->heap_goal);
         break;
     case TDX_EV_HEAP_GOAL:
         if (v > (1ULL << 50)) v = 0; /* Go's workaround for golang.org/issue/63864 */
-        vg->heap_goal = v;
-        heap_counter(vg, elapsed(vg, e->time));
+        heap_counter(vg, elapsed(vg, e->time), vg->heap_alloc, v);
         break;
     case TDX_EV_PROCS_CHANGE:
         if (v > vg->gomaxprocs) vg->gomaxprocs = v;
@@ -1282,6 +1288,9 @@ tdx_viewgen *tdx_viewgen_new(const tdx_viewgen_opts *o, tdx_vgstore *store,
                              const tdx_vgframes *frames, tdx_vev_fn sink, void *sink_ctx) {
     tdx_viewgen *vg = calloc(1, sizeof *vg);
     if (!vg) return NULL;
+    vg->cev.ph = 'C';
+    vg->cev.pid = 1;
+    vg->cev.name_plain = true; /* "Heap", "Goroutines", "Threads" */
     vg->view = o->view;
     vg->wstart = o->wstart;
     vg->wend = o->wend;
@@ -1843,14 +1852,14 @@ void tdx_viewgen_emit_counters(tdx_viewgen *vg, int64_t ts) {
     static const int64_t zero[5];
     if (!within(vg, ts)) return;
     if (memcmp(vg->gst_prev, zero, sizeof vg->gst_prev) != 0)
-        counter(vg, "Goroutines", ts, TDX_VARG_GOROUTINES, (uint64_t)vg->gst_prev[VS_RUNNING],
+        counter(vg, lit("Goroutines"), ts, TDX_VARG_GOROUTINES, (uint64_t)vg->gst_prev[VS_RUNNING],
                 (uint64_t)vg->gst_prev[VS_RUNNABLE], (uint64_t)vg->gst_prev[VS_WAITING_GC]);
     if (vg->view != TDX_VIEW_GOROUTINE && memcmp(vg->th_prev, zero, sizeof vg->th_prev) != 0)
-        counter(vg, "Threads", ts, TDX_VARG_THREADS, (uint64_t)vg->th_prev[2],
+        counter(vg, lit("Threads"), ts, TDX_VARG_THREADS, (uint64_t)vg->th_prev[2],
                 (uint64_t)vg->th_prev[0], 0);
     if (vg->prev_alloc || vg->prev_goal) {
         uint64_t diff = vg->prev_goal > vg->prev_alloc ? vg->prev_goal - vg->prev_alloc : 0;
-        counter(vg, "Heap", ts, TDX_VARG_HEAP, vg->prev_alloc, diff, 0);
+        counter(vg, lit("Heap"), ts, TDX_VARG_HEAP, vg->prev_alloc, diff, 0);
     }
 }
 

@@ -117,8 +117,10 @@ Test(jsonw, event_size_is_the_written_length) {
     for (int it = 0; it < 200000; it++) {
         tdx_vev ev;
         memset(&ev, 0, sizeof ev);
-        const char *nm = names[rand() % 6], *sc = names[rand() % 6];
+        int ni = rand() % 6;
+        const char *nm = names[ni], *sc = names[rand() % 6];
         ev.name = (tdx_str){(const uint8_t *)nm, strlen(nm)};
+        ev.name_plain = (ni == 0 || ni == 1 || ni == 5) && rand() % 2; /* names needing no escapes */
         ev.ph = ph[rand() % 8];
         if (rand() % 4 == 0) ev.scope = (tdx_str){(const uint8_t *)sc, strlen(sc)};
         ev.ts = times[rand() % 13];
@@ -139,4 +141,37 @@ Test(jsonw, event_size_is_the_written_length) {
                      (const char *)b.v);
     }
     tdx_vec_free(&b);
+}
+
+/* Integers print as printf prints them at every digit-count boundary (10^k - 1, 10^k, and both
+ * sides of each power of two), where a digit count off by one would show. */
+Test(jsonw, integers_at_digit_boundaries) {
+    uint64_t vals[3 * 20 + 3 * 64 + 2];
+    size_t n = 0;
+    uint64_t p = 1;
+    for (int k = 0; k < 20; k++, p *= 10) {
+        vals[n++] = p - 1;
+        vals[n++] = p;
+        vals[n++] = p + 1;
+        if (k == 19) break;
+    }
+    for (int b = 0; b < 64; b++) {
+        vals[n++] = (1ull << b) - 1;
+        vals[n++] = 1ull << b;
+        vals[n++] = (1ull << b) + 1;
+    }
+    vals[n++] = UINT64_MAX;
+    vals[n++] = UINT64_MAX - 1;
+    for (size_t i = 0; i < n; i++) {
+        char got[24], want[24];
+        size_t len = tdx_json_u64(got, vals[i]);
+        int wl = snprintf(want, sizeof want, "%llu", (unsigned long long)vals[i]);
+        cr_assert_eq(len, (size_t)wl, "%s: length %zu", want, len);
+        cr_assert(memcmp(got, want, len) == 0, "%s: got %.*s", want, (int)len, got);
+        int64_t s = -(int64_t)(vals[i] >> 1);
+        len = tdx_json_i64(got, s);
+        wl = snprintf(want, sizeof want, "%lld", (long long)s);
+        cr_assert_eq(len, (size_t)wl, "%s: length %zu", want, len);
+        cr_assert(memcmp(got, want, len) == 0, "%s: got %.*s", want, (int)len, got);
+    }
 }
