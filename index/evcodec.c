@@ -15,6 +15,7 @@
  * from the type or the context (fixed transition states, resources that are the current P or G,
  * transition stacks equal to the event stack) are not stored. See docs/index-format.md. */
 #include "evcodec.h"
+#include "evstore.h"
 
 #include <string.h>
 
@@ -949,7 +950,12 @@ struct tdx_evdec {
     size_t n, done, nthr, nh;
     int explicit_order, heap_thr, gs;
     bool open;
+    bool stream; /* tdx_evdec_set_streaming */
 };
+
+void tdx_evdec_set_streaming(tdx_evdec *x, bool on) {
+    x->stream = on;
+}
 
 tdx_evdec *tdx_evdec_new(void) {
     tdx_evdec *x = calloc(1, sizeof *x);
@@ -1071,7 +1077,9 @@ static int dec_run(tdx_evdec *X, tdx_event *out, size_t m) {
     int explicit_order = X->explicit_order, heap_thr = X->heap_thr, gs = X->gs;
     int rc = -1;
     for (size_t i = 0; i < m; i++) {
-        tdx_event *e = &out[i];
+        /* Built on the stack and stored whole: out may be memory another core read last (the
+         * views' block ring), where clearing and filling it field by field waited on each line. */
+        tdx_event ev, *e = &ev;
         uint64_t j;
         if (explicit_order) {
             j = tdx_rans_get_uint(d, L_SEQ, C_THR);
@@ -1148,6 +1156,7 @@ static int dec_run(tdx_evdec *X, tdx_event *out, size_t m) {
                 if (nh) hdown(heap, nh, 0);
             }
         }
+        tdx_evstore(&out[i], e, X->stream);
         if (d->bad) goto out;
     }
     X->nh = nh;
@@ -1163,5 +1172,6 @@ static int dec_run(tdx_evdec *X, tdx_event *out, size_t m) {
     X->open = true;
     rc = 0;
 out:
+    if (X->stream) tdx_evstore_fence(); /* the streamed events before whoever reads them */
     return rc;
 }

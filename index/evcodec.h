@@ -4,6 +4,7 @@
 #ifndef TDX_EVCODEC_H
 #define TDX_EVCODEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,10 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *events, size_t n, tdx_buf *
 typedef struct tdx_evdec tdx_evdec;
 tdx_evdec *tdx_evdec_new(void); /* NULL when out of memory */
 void tdx_evdec_free(tdx_evdec *d);
+/* Whether d stores decoded events with streaming (non-temporal) stores: for output another thread
+ * reads, where ordinary stores first fetch each line from that thread's core. Off by default
+ * (output read at once, by the decoding thread, is best left in its cache). */
+void tdx_evdec_set_streaming(tdx_evdec *d, bool on);
 
 /* Decodes one block of `len` bytes holding `n` events into out[0..n), with d's memory (d NULL: a
  * temporary one). Returns 0, or -1 when the block is malformed or memory runs out (never reads

@@ -951,10 +951,14 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
     rg.nblocks = tdx_iwriter_nblocks(sh->iw);
     if (!rc) {
         pthread_t th;
+        /* Two threads: a block one decodes, both read, so it is stored around the decoder's
+         * cache (one thread reads it at once from its cache). */
+        for (int i = 0; i < NWORKERS; i++) tdx_evdec_set_streaming(ws[i].dec, jobs > 1);
         if (jobs > 1 && pthread_create(&th, NULL, worker_main, &ws[1]) == 0) {
             worker_main(&ws[0]);
             pthread_join(th, NULL);
         } else {
+            for (int i = 0; i < NWORKERS; i++) tdx_evdec_set_streaming(ws[i].dec, false);
             rg.single = true;
             workers_interleaved(ws);
         }

@@ -96,6 +96,8 @@ static int ev_eq(const tdx_event *a, const tdx_event *b) {
 /* A decoder kept across every block this file decodes (good, damaged, any size), as a query's
  * pipe keeps one: each decode through it must equal a fresh decoder's. */
 static tdx_evdec *reused;
+/* One that stores its output with streaming stores (as the views' ring asks). */
+static tdx_evdec *streamed;
 
 /* The block decoded `piece` events at a time (tdx_evdec_begin/_next): 0 or -1. */
 static int decode_pieces(tdx_evdec *x, const uint8_t *p, size_t len, size_t n, size_t piece,
@@ -122,6 +124,23 @@ static int decode_guarded(const uint8_t *p, size_t len, size_t n, tdx_event *out
     cr_assert_eq(tdx_evdec_block(reused, buf, len, n, again), rc, "a reused decoder disagrees");
     for (size_t i = 0; i < n && rc == 0; i++)
         cr_assert(ev_eq(&out[i], &again[i]), "event %zu differs with a reused decoder", i);
+    /* Streamed output equals ordinary output, in 16-byte aligned memory and in memory 8 bytes off
+     * (which takes ordinary stores). */
+    if (!streamed) streamed = tdx_evdec_new();
+    cr_assert_not_null(streamed);
+    tdx_evdec_set_streaming(streamed, true);
+    uint8_t *raw = malloc((n + 1) * sizeof(tdx_event) + 8);
+    cr_assert_not_null(raw);
+    for (size_t off = 0; off <= 8; off += 8) {
+        tdx_event *st = (tdx_event *)(void *)(raw + off);
+        memset(st, 0, n * sizeof *st);
+        cr_assert_eq(tdx_evdec_block(streamed, buf, len, n, st), rc,
+                     "a streaming decoder disagrees");
+        for (size_t i = 0; i < n && rc == 0; i++)
+            cr_assert(ev_eq(&out[i], &st[i]), "event %zu differs when streamed (offset %zu)", i,
+                      off);
+    }
+    free(raw);
     static const size_t pieces[] = {1, 7, 1000};
     for (size_t k = 0; k < sizeof pieces / sizeof *pieces; k++) {
         memset(again, 0, (n + 1) * sizeof *again);
