@@ -120,7 +120,8 @@ Test(jsonw, event_size_is_the_written_length) {
         int ni = rand() % 6;
         const char *nm = names[ni], *sc = names[rand() % 6];
         ev.name = (tdx_str){(const uint8_t *)nm, strlen(nm)};
-        ev.name_plain = (ni == 0 || ni == 1 || ni == 5) && rand() % 2; /* names needing no escapes */
+        ev.name_plain =
+            (ni == 0 || ni == 1 || ni == 5) && rand() % 2; /* names needing no escapes */
         ev.ph = ph[rand() % 8];
         if (rand() % 4 == 0) ev.scope = (tdx_str){(const uint8_t *)sc, strlen(sc)};
         ev.ts = times[rand() % 13];
