@@ -2,6 +2,8 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,4 +164,36 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
     /* ipath stays alive while the index is open only if needed; the index does not keep it. */
     free(ipath);
     return rc;
+}
+
+/* ---- interrupted writes ---- */
+
+/* The CLI's one piece of process state: a signal handler can reach nothing else. */
+static char victim[PATH_MAX];
+static volatile sig_atomic_t victim_set;
+
+static void remove_victim(int sig) {
+    if (victim_set) unlink(victim); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cli_remove_on_signal(const char *path) {
+    static bool installed;
+    victim_set = 0;
+    if (!path || strlen(path) >= sizeof victim) return;
+    memcpy(victim, path, strlen(path) + 1);
+    victim_set = 1;
+    if (installed) return;
+    installed = true;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction sa;
+        /* A signal ignored from the start (nohup, a shell's background job) stays ignored. */
+        if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = remove_victim;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
 }

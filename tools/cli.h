@@ -54,6 +54,11 @@ double cli_now(void);
 /* The process's peak resident set so far, in MiB (0 if unknown). */
 double cli_peak_rss_mib(void);
 
+/* While an output is being written to a temporary file: removes `path` if the process is
+ * interrupted (SIGINT, SIGTERM, SIGHUP) and then dies of the signal as it would have. NULL: none
+ * (call it after the file is renamed into place or removed). One file at a time. */
+void cli_remove_on_signal(const char *path);
+
 /* Formats a nanosecond duration as Go's time.Duration.String() does. */
 void cli_duration(char *buf, size_t cap, int64_t ns);
 

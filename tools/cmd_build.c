@@ -131,6 +131,7 @@ int cmd_build(int argc, char **argv) {
         cli_report(out, &err);
         goto done;
     }
+    cli_remove_on_signal(tdx_iwriter_temp_path(w)); /* an interrupted build leaves no temp file */
     /* With more than one thread, event blocks are encoded beside the in-order delivery. */
     if (jobs > 1 && tdx_iwriter_async(w) && verbose)
         fprintf(stderr, "traceidx: no encoder thread; encoding on the reading thread\n");
@@ -230,6 +231,7 @@ int cmd_build(int argc, char **argv) {
            secs > 0 ? (double)st.events / 1e6 / secs : 0.0);
     rc = TDX_EXIT_OK;
 done:
+    cli_remove_on_signal(NULL);
     tdx_source_close(&src);
     free(defout);
     return rc;

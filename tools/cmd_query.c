@@ -247,6 +247,7 @@ int cmd_query(int argc, char **argv) {
             return TDX_EXIT_FAIL;
         }
         sk.atomic = true;
+        cli_remove_on_signal(sk.af.tmp);
     } else {
         sk.f = stdout;
         setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
@@ -281,6 +282,7 @@ int cmd_query(int argc, char **argv) {
                 (cli_now() - t0) * 1e3);
     rc = TDX_EXIT_OK;
 done:
+    cli_remove_on_signal(NULL);
     if (sk.atomic) tdx_afile_abort(&sk.af);
     tdx_index_close(&ix);
     return rc;

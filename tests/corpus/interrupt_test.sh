@@ -1,0 +1,51 @@
+#!/bin/sh
+# interrupt_test.sh TRACEIDX TRACEGEN PYTHON3: a build stopped by SIGINT or SIGTERM while it writes
+# leaves neither its temporary file nor a target behind, and exits as killed by the signal.
+set -eu
+
+TRACEIDX=$1
+TRACEGEN=$2
+PYTHON3=$3
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/interrupt-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+"$TRACEGEN" --quiet --size 48MiB --seed 7 --version 25 -o "$tmp/t.trace" || fail "tracegen"
+
+for sig in INT TERM; do
+    rm -f "$tmp/t.tidx"
+    # (A shell starts background jobs with SIGINT ignored, which traceidx respects; a terminal's
+    # Ctrl-C reaches a process whose SIGINT is at its default, as python sets it here.)
+    "$PYTHON3" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$TRACEIDX" build -j 1 --quiet "$tmp/t.trace" -o "$tmp/t.tidx" >/dev/null 2>&1 &
+    pid=$!
+    # Signal it once its temporary file exists (it is writing), or give up after ~20 s.
+    i=0
+    while [ $i -lt 200 ] && ! ls "$tmp"/t.tidx.tmp.* >/dev/null 2>&1; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    ls "$tmp"/t.tidx.tmp.* >/dev/null 2>&1 || fail "$sig: no temporary file appeared"
+    kill -s "$sig" "$pid"
+    rc=0
+    wait "$pid" || rc=$?
+    left=$(ls "$tmp" | grep -v '^t\.trace$' || true)
+    if [ "$rc" -eq 0 ]; then
+        # It finished first: then the index is there, and nothing else.
+        [ "$left" = "t.tidx" ] || fail "$sig: finished build left: $left"
+        echo "note: the build finished before SIG$sig arrived"
+        continue
+    fi
+    case $sig in
+    INT) want=130 ;;
+    TERM) want=143 ;;
+    esac
+    [ "$rc" -eq "$want" ] || fail "$sig: exit status $rc, want $want"
+    [ -z "$left" ] || fail "$sig: left behind: $left"
+    echo "ok: SIG$sig: exit $rc, nothing left behind"
+done
