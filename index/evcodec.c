@@ -15,12 +15,12 @@
  * from the type or the context (fixed transition states, resources that are the current P or G,
  * transition stacks equal to the event stack) are not stored. See docs/index-format.md. */
 #include "evcodec.h"
-#include "evstore.h"
 
 #include <string.h>
 
 #include "core/spec.h"
 #include "core/varint.h"
+#include "evstore.h"
 
 enum {
     X_RES = 1 << 0,       /* transition resource from the arguments */

@@ -697,8 +697,11 @@ static void workers_interleaved(worker *ws) {
         if (worker_end(&ws[k], rc[k]) < 0 && !ws[k].failed) oom(&ws[k]);
 }
 
+/* A worker on a thread of its own: the blocks it decodes the other thread reads too, so they are
+ * stored around its cache (alone, workers_interleaved reads each one at once from the cache). */
 static void *worker_main(void *arg) {
     worker *w = arg;
+    tdx_evdec_set_streaming(w->dec, true);
     if (worker_run(w) < 0 && !w->failed) oom(w);
     return NULL;
 }
@@ -959,14 +962,10 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
     rg.nblocks = tdx_iwriter_nblocks(sh->iw);
     if (!rc) {
         pthread_t th;
-        /* Two threads: a block one decodes, both read, so it is stored around the decoder's
-         * cache (one thread reads it at once from its cache). */
-        for (int i = 0; i < NWORKERS; i++) tdx_evdec_set_streaming(ws[i].dec, jobs > 1);
         if (jobs > 1 && pthread_create(&th, NULL, worker_main, &ws[1]) == 0) {
             worker_main(&ws[0]);
             pthread_join(th, NULL);
         } else {
-            for (int i = 0; i < NWORKERS; i++) tdx_evdec_set_streaming(ws[i].dec, false);
             rg.single = true;
             workers_interleaved(ws);
         }
