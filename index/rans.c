@@ -293,6 +293,70 @@ static int put_uv(tdx_buf *b, uint64_t v) {
     return 0;
 }
 
+/* One symbol into a lane coded backwards (*pp: the lane's first byte so far). A single-symbol
+ * table's entry is an identity (x_max 2^31 is never reached, cmpl_freq and bias are 0). */
+static inline uint32_t code_sym(const tdx_rans_etab *tabs, uint32_t tok, uint32_t x, uint8_t **pp) {
+    const tdx_rans_esym *y = &tabs[tok >> 8].sym[tok & 255];
+    /* Renormalise without branches: x < 2^31 and x_max >= 2^21, so at most two bytes go out,
+     * x's low byte last (nearest the end). Both are stored; p moves by the ones that count. */
+    uint64_t xm = y->x_max;
+    unsigned nb = (unsigned)(x >= xm) + (unsigned)(x >= xm << 8);
+    uint8_t *p = *pp;
+    p[-1] = (uint8_t)x;
+    p[-2] = (uint8_t)(x >> 8);
+    *pp = p - nb;
+    x >>= 8 * nb;
+    uint32_t q = (uint32_t)(((uint64_t)x * y->rcp_freq) >> 32) >> y->rcp_shift;
+    return x + y->bias + q * y->cmpl_freq;
+}
+
+/* Codes each lane backwards into its own stretch of tmp, then appends it (length, final state,
+ * bytes). The lanes advance side by side: each state is a chain of dependent multiplies, and
+ * four independent chains keep the multiplier busy where one would wait on it. */
+static int code_lanes(tdx_rans_enc *e, tdx_buf *out) {
+    _Static_assert(TDX_RANS_LANES == 4, "code_lanes interleaves four lanes");
+    size_t n[4], cap[4], total = 0;
+    for (int l = 0; l < 4; l++) {
+        n[l] = e->tok[l].n;
+        cap[l] = n[l] * 4 + 16; /* at most 4 bytes per symbol (bits <= 12 keep it to ~2) */
+        total += cap[l];
+    }
+    e->tmp.n = 0;
+    if (tdx_vec_reserve(&e->tmp, total)) return -1;
+    uint8_t *end[4], *p0, *p1, *p2, *p3;
+    end[0] = e->tmp.v + cap[0];
+    for (int l = 1; l < 4; l++) end[l] = end[l - 1] + cap[l];
+    p0 = end[0], p1 = end[1], p2 = end[2], p3 = end[3];
+    uint32_t x0 = TDX_RANS_L, x1 = TDX_RANS_L, x2 = TDX_RANS_L, x3 = TDX_RANS_L;
+    const tdx_rans_etab *tabs = e->tabs.v;
+    const uint32_t *t0 = e->tok[0].v, *t1 = e->tok[1].v, *t2 = e->tok[2].v, *t3 = e->tok[3].v;
+    size_t i0 = n[0], i1 = n[1], i2 = n[2], i3 = n[3];
+    size_t m = i0 < i1 ? i0 : i1;
+    if (i2 < m) m = i2;
+    if (i3 < m) m = i3;
+    for (size_t k = 0; k < m; k++) {
+        x0 = code_sym(tabs, t0[--i0], x0, &p0);
+        x1 = code_sym(tabs, t1[--i1], x1, &p1);
+        x2 = code_sym(tabs, t2[--i2], x2, &p2);
+        x3 = code_sym(tabs, t3[--i3], x3, &p3);
+    }
+    while (i0) x0 = code_sym(tabs, t0[--i0], x0, &p0);
+    while (i1) x1 = code_sym(tabs, t1[--i1], x1, &p1);
+    while (i2) x2 = code_sym(tabs, t2[--i2], x2, &p2);
+    while (i3) x3 = code_sym(tabs, t3[--i3], x3, &p3);
+    uint8_t *p[4] = {p0, p1, p2, p3};
+    uint32_t x[4] = {x0, x1, x2, x3};
+    int rc = 0;
+    for (int l = 0; l < 4 && !rc; l++) {
+        p[l] -= 4;
+        for (int i = 0; i < 4; i++) p[l][i] = (uint8_t)(x[l] >> (8 * i));
+        size_t len = (size_t)(end[l] - p[l]);
+        rc |= put_uv(out, len);
+        rc |= tdx_buf_append(out, p[l], len);
+    }
+    return rc;
+}
+
 int tdx_rans_enc_finish(tdx_rans_enc *e, tdx_buf *out) {
     if (e->oom) return -1;
     size_t nt = e->tabs.n;
@@ -322,32 +386,7 @@ int tdx_rans_enc_finish(tdx_rans_enc *e, tdx_buf *out) {
     rc |= put_uv(out, nt);
     rc |= put_uv(out, e->tmp.n);
     rc |= tdx_buf_append(out, e->tmp.v, e->tmp.n);
-    /* Lanes: code each backwards into tmp (from its end), then copy out. */
-    for (int l = 0; l < TDX_RANS_LANES && !rc; l++) {
-        size_t nt2 = e->tok[l].n;
-        size_t cap = nt2 * 4 + 16; /* at most 4 bytes per symbol (bits <= 12 keep it to ~2) */
-        e->tmp.n = 0;
-        if (tdx_vec_reserve(&e->tmp, cap)) return -1;
-        uint8_t *end = e->tmp.v + cap, *p = end;
-        uint32_t x = TDX_RANS_L;
-        const uint32_t *tok = e->tok[l].v;
-        for (size_t i = nt2; i-- > 0;) {
-            const tdx_rans_etab *t = &e->tabs.v[tok[i] >> 8];
-            if (!t->bits) continue;
-            const tdx_rans_esym *y = &t->sym[tok[i] & 255];
-            while (x >= y->x_max) {
-                *--p = (uint8_t)x;
-                x >>= 8;
-            }
-            uint32_t q = (uint32_t)(((uint64_t)x * y->rcp_freq) >> 32) >> y->rcp_shift;
-            x = x + y->bias + q * y->cmpl_freq;
-        }
-        p -= 4;
-        for (int i = 0; i < 4; i++) p[i] = (uint8_t)(x >> (8 * i));
-        size_t len = (size_t)(end - p);
-        rc |= put_uv(out, len);
-        rc |= tdx_buf_append(out, p, len);
-    }
+    if (!rc) rc = code_lanes(e, out);
     /* Raw bits. */
     if (!rc) {
         while (e->nacc > 0) {
