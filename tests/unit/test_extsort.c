@@ -111,3 +111,42 @@ Test(extsort, add_after_reading_fails) {
     cr_assert_neq(tdx_xsort_add(x, 1, 2, "ab", 2, &err), 0);
     tdx_xsort_free(x);
 }
+
+/* Records larger than a merge's read chunk (16-64 KiB a run) come back whole, in order. */
+Test(extsort, records_larger_than_a_chunk) {
+    enum { N = 120 };
+    tdx_xsort *x = tdx_xsort_new("/tmp/extsort-big.tidx", 512 << 10);
+    cr_assert_not_null(x);
+    static uint8_t buf[200 << 10];
+    uint64_t st = 7, keys[N];
+    uint32_t lens[N];
+    tdx_err err;
+    for (size_t i = 0; i < N; i++) {
+        keys[i] = rnd(&st) % 1000 * N + i; /* distinct, so the order is the keys' */
+        lens[i] = (uint32_t)(rnd(&st) % sizeof buf);
+        for (uint32_t k = 0; k < lens[i]; k++) buf[k] = (uint8_t)(keys[i] * 31 + k);
+        cr_assert_eq(tdx_xsort_add(x, keys[i], 0, buf, lens[i], &err), 0, "%s", err.msg);
+    }
+    cr_assert_geq(tdx_xsort_runs(x), 10);
+    for (int pass = 0; pass < 2; pass++) {
+        cr_assert_eq(tdx_xsort_rewind(x, &err), 0, "%s", err.msg);
+        uint64_t prev = 0;
+        size_t got_n = 0;
+        tdx_xrec r;
+        int k;
+        while ((k = tdx_xsort_next(x, &r, &err)) == 1) {
+            cr_assert(got_n == 0 || r.k1 > prev, "record %zu out of order", got_n);
+            size_t i = 0;
+            while (i < N && keys[i] != r.k1) i++;
+            cr_assert_lt(i, N, "record %zu: unknown key", got_n);
+            cr_assert_eq(r.n, lens[i], "record %zu: length", got_n);
+            for (uint32_t b = 0; b < r.n; b++)
+                cr_assert_eq(r.p[b], (uint8_t)(keys[i] * 31 + b), "record %zu byte %u", got_n, b);
+            prev = r.k1;
+            got_n++;
+        }
+        cr_assert_eq(k, 0, "%s", err.msg);
+        cr_assert_eq(got_n, N);
+    }
+    tdx_xsort_free(x);
+}
