@@ -40,7 +40,8 @@ void tdx_sumfold_free(tdx_sumfold *f) {
     tdx_vec_free(&f->goroutines);
     tdx_vec_free(&f->regions);
     tdx_vec_free(&f->children);
-    tdx_hmap_free(&f->seen);
+    tdx_idset_free(&f->seen);
+    f->seen_on = false;
 }
 
 static int nomem(tdx_err *err) {
@@ -238,22 +239,24 @@ static void get_ev(tdx_deser *d, tdx_sumev *e) {
     e->present = true;
 }
 
-/* Adds g to the task's goroutines unless there: a scan while they are few, a hash set after. */
+/* Adds g to the task's goroutines unless there: a scan while they are few, a set of ids after
+ * (a bitmap: the background task of the 4 GiB bench trace has 1.6 M goroutines, whose hash set
+ * took 64 MiB). */
 #define SEEN_SCAN 32
-static int seen_add(tdx_sumfold *f, int64_t g, int *added) {
-    *added = 0;
+static int seen_add(tdx_sumfold *f, int64_t g) {
+    int added = 1;
     if (f->goroutines.n < SEEN_SCAN) {
         for (size_t i = 0; i < f->goroutines.n; i++)
             if (f->goroutines.v[i] == g) return 0;
     } else {
-        if (!f->seen.n)
+        if (!f->seen_on) {
+            f->seen_on = true;
             for (size_t i = 0; i < f->goroutines.n; i++)
-                if (tdx_hmap_put(&f->seen, (uint64_t)f->goroutines.v[i], 0)) return -1;
-        if (!tdx_hmap_upsert(&f->seen, (uint64_t)g, 0, added)) return -1;
-        if (!*added) return 0;
+                if (tdx_idset_add(&f->seen, f->goroutines.v[i], NULL)) return -1;
+        }
+        if (tdx_idset_add(&f->seen, g, &added)) return -1;
     }
-    *added = 1;
-    return tdx_vec_push(&f->goroutines, g);
+    return added ? tdx_vec_push(&f->goroutines, g) : 0;
 }
 
 static int fold_part(tdx_sumfold *f, const tdx_xrec *r, bool first) {
@@ -280,10 +283,8 @@ static int fold_part(tdx_sumfold *f, const tdx_xrec *r, bool first) {
         f->nlogs += nlogs;
     }
     uint64_t ng = tdx_deser_u(&d);
-    for (uint64_t k = 0; k < ng && !d.bad; k++) {
-        int added;
-        if (seen_add(f, tdx_deser_i(&d), &added)) return -1;
-    }
+    for (uint64_t k = 0; k < ng && !d.bad; k++)
+        if (seen_add(f, tdx_deser_i(&d))) return -1;
     uint64_t nr = tdx_deser_u(&d);
     for (uint64_t k = 0; k < nr && !d.bad; k++) {
         tdx_sumregion rg;
@@ -335,8 +336,10 @@ int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err) {
     memset(&f->end, 0, sizeof f->end);
     memset(&f->first_log, 0, sizeof f->first_log);
     f->nlogs = 0;
+    if (f->seen_on) /* emptied id by id: clearing the whole bitmap per task would cost */
+        for (size_t i = 0; i < f->goroutines.n; i++) tdx_idset_del(&f->seen, f->goroutines.v[i]);
+    f->seen_on = false;
     f->goroutines.n = f->regions.n = f->children.n = 0;
-    if (f->seen.n) tdx_hmap_free(&f->seen); /* rarely used: clearing a big one per task costs */
     bool first = true;
     while ((k = peek(sp->t, &sp->tcur, &sp->thave, err)) == 1 && sp->tcur.k1 == f->id) {
         int rc = fold_part(f, &sp->tcur, first);

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/hmap.h"
+#include "core/idset.h"
 #include "core/mem.h"
 #include "index/extsort.h"
 #include "index/summary.h"
@@ -55,7 +56,8 @@ typedef struct tdx_sumfold {
     TDX_VEC(int64_t) goroutines;    /* first-seen order */
     TDX_VEC(tdx_sumregion) regions; /* creation order */
     TDX_VEC(uint64_t) children;     /* ids in the order attached (filled by the caller) */
-    tdx_hmap seen;                  /* scratch */
+    tdx_idset seen;                 /* scratch: the goroutines, once they are many */
+    bool seen_on;
 } tdx_sumfold;
 
 void tdx_sumfold_free(tdx_sumfold *f);

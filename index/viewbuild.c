@@ -23,6 +23,7 @@
 #include <xxhash.h>
 
 #include "core/hmap.h"
+#include "core/idset.h"
 #include "core/mem.h"
 #include "core/spec.h"
 #include "index/evcodec.h"
@@ -76,19 +77,6 @@ typedef struct vview {
     int err;
 } vview;
 
-/* A set of goroutine ids: a bitmap over IDSET_DENSE ids from the first one added (ids are
- * handed out in sequence, from 1 in Go's runtime, from wherever a generator starts), a hash for
- * the rest. */
-typedef struct idset {
-    uint64_t *bits;
-    size_t nwords;
-    uint64_t base; /* the bitmap's first id (a multiple of 64) */
-    bool based;
-    tdx_hmap big;
-} idset;
-
-#define IDSET_DENSE (1ull << 26)
-
 /* Decoded blocks both workers read: block b lives in slot b % RING_SLOTS until both are done
  * with it. Whichever worker needs a block nobody has claimed yet decodes it, and a worker
  * whose block is still being decoded by the other decodes the next one meanwhile, so the
@@ -137,7 +125,7 @@ typedef struct worker {
     tdx_jsplit split;
     bool has_split;
     tdx_hmap alive;
-    idset dead;
+    tdx_idset dead;
     tdx_hmap found; /* ids seen coming back (this pass must be redone keeping them) */
     int64_t t0, tk; /* first event's time; the current interval's start (elapsed) */
     uint64_t k;     /* the current interval */
@@ -159,48 +147,6 @@ static int oom(worker *w) {
     if (!w->failed) tdx_errf(&w->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     w->failed = 1;
     return -1;
-}
-
-/* ---- id sets ---- */
-
-static bool idset_dense(const idset *s, int64_t id) {
-    return id >= 0 && (uint64_t)id >= s->base && (uint64_t)id - s->base < IDSET_DENSE;
-}
-
-static int idset_add(idset *s, int64_t id) {
-    if (!s->based && id >= 0) {
-        /* Go's ids start at 1: a base of 0 keeps their bitmap as before. */
-        s->base = (uint64_t)id < IDSET_DENSE ? 0 : (uint64_t)id & ~(uint64_t)63;
-        s->based = true;
-    }
-    if (idset_dense(s, id)) {
-        size_t w = (size_t)(((uint64_t)id - s->base) >> 6);
-        if (w >= s->nwords) {
-            size_t n = w + 1 + w / 2;
-            uint64_t *nb = realloc(s->bits, n * sizeof *nb);
-            if (!nb) return -1;
-            memset(nb + s->nwords, 0, (n - s->nwords) * sizeof *nb);
-            s->bits = nb;
-            s->nwords = n;
-        }
-        s->bits[w] |= 1ull << (id & 63);
-        return 0;
-    }
-    return tdx_hmap_put(&s->big, (uint64_t)id, 1);
-}
-
-static bool idset_has(const idset *s, int64_t id) {
-    if (s->based && idset_dense(s, id)) {
-        size_t w = (size_t)(((uint64_t)id - s->base) >> 6);
-        return w < s->nwords && (s->bits[w] >> (id & 63) & 1);
-    }
-    return tdx_hmap_get(&s->big, (uint64_t)id) != TDX_HMAP_EMPTY;
-}
-
-static void idset_free(idset *s) {
-    free(s->bits);
-    tdx_hmap_free(&s->big);
-    memset(s, 0, sizeof *s);
 }
 
 static bool resurrected(const worker *w, int64_t id) {
@@ -385,7 +331,7 @@ static int track(worker *w, const tdx_event *e) {
     if (e->to == TDX_GO_NOTEXIST) {
         tdx_hmap_del(&w->alive, (uint64_t)id);
         if (resurrected(w, id)) return 0;
-        if (idset_add(&w->dead, id)) return oom(w);
+        if (tdx_idset_add(&w->dead, id, NULL)) return oom(w);
         for (int i = 0; i < w->nviews; i++) {
             tdx_vgname nm;
             vview *v = &w->v[i];
@@ -395,7 +341,7 @@ static int track(worker *w, const tdx_event *e) {
         }
         return 0;
     }
-    if (idset_has(&w->dead, id) && !resurrected(w, id) && tdx_hmap_put(&w->found, (uint64_t)id, 1))
+    if (tdx_idset_has(&w->dead, id) && !resurrected(w, id) && tdx_hmap_put(&w->found, (uint64_t)id, 1))
         return oom(w);
     return tdx_hmap_put(&w->alive, (uint64_t)id, 1) ? oom(w) : 0;
 }
@@ -735,7 +681,7 @@ static void worker_free(worker *w) {
     }
     tdx_hmap_free(&w->alive);
     tdx_hmap_free(&w->found);
-    idset_free(&w->dead);
+    tdx_idset_free(&w->dead);
     tdx_vec_free(&w->scratch);
     tdx_vec_free(&w->blockbuf);
     tdx_evdec_free(w->dec);
