@@ -341,7 +341,8 @@ static int track(worker *w, const tdx_event *e) {
         }
         return 0;
     }
-    if (tdx_idset_has(&w->dead, id) && !resurrected(w, id) && tdx_hmap_put(&w->found, (uint64_t)id, 1))
+    if (tdx_idset_has(&w->dead, id) && !resurrected(w, id) &&
+        tdx_hmap_put(&w->found, (uint64_t)id, 1))
         return oom(w);
     return tdx_hmap_put(&w->alive, (uint64_t)id, 1) ? oom(w) : 0;
 }
