@@ -318,7 +318,7 @@ static int code_lanes(tdx_rans_enc *e, tdx_buf *out) {
     size_t n[4], cap[4], total = 0;
     for (int l = 0; l < 4; l++) {
         n[l] = e->tok[l].n;
-        cap[l] = n[l] * 4 + 16; /* at most 4 bytes per symbol (bits <= 12 keep it to ~2) */
+        cap[l] = n[l] * 2 + 16; /* two bytes per symbol at most, the state, two bytes of slack */
         total += cap[l];
     }
     e->tmp.n = 0;
