@@ -152,13 +152,22 @@ static inline unsigned tdx_rans_get(tdx_rans_dec *d, int lane, uint32_t ctx) {
     uint32_t x = l->x;
     uint32_t e = t->slot[x & t->mask];
     x = ((e >> 8) & 0xfff) * (x >> t->bits) + (e >> 20);
-    while (x < TDX_RANS_L) {
-        if (__builtin_expect(l->p >= l->end, 0)) {
-            d->bad = 1;
-            x = TDX_RANS_L;
-            break;
+    if (__builtin_expect(l->end - l->p >= 2, 1)) {
+        /* Without a branch on the data: from x >= 2^23, a step leaves x >= 2^13 (bits <= 10), so
+         * at most two bytes come in; both are loaded and the ones needed shifted in. */
+        unsigned n = (unsigned)(x < TDX_RANS_L) + (unsigned)(x < (TDX_RANS_L >> 8));
+        uint32_t two = (uint32_t)l->p[0] << 8 | l->p[1];
+        x = x << (8 * n) | two >> (16 - 8 * n);
+        l->p += n;
+    } else {
+        while (x < TDX_RANS_L) {
+            if (l->p >= l->end) {
+                d->bad = 1;
+                x = TDX_RANS_L;
+                break;
+            }
+            x = x << 8 | *l->p++;
         }
-        x = x << 8 | *l->p++;
     }
     l->x = x;
     return e & 255;
