@@ -1,0 +1,78 @@
+/* test_sumspill.c: index/sumspill.c folds a task's parts back into one, regions in creation
+ * order however the parts listed them (a region is spilled when it closes). */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "index/sumspill.h"
+
+/* One task whose nr regions belong to one goroutine; the regions named in open_at[] are still
+ * open at the first compaction, so they reach the sorts in a later part than regions made after
+ * them. Reads the task back and checks it holds every region once, by seq. */
+static void fold_check(size_t nr, size_t open_every, size_t budget) {
+    tdx_vgstore store;
+    cr_assert_eq(tdx_vgstore_init(&store), 0);
+    tdx_summary s;
+    cr_assert_eq(tdx_summary_init(&s, &store), 0);
+    uint32_t ti = tdx_summary_task_add(&s, 42);
+    cr_assert_neq(ti, TDX_SUM_NONE);
+    tdx_sumg g;
+    memset(&g, 0, sizeof g);
+    g.id = 7;
+    for (size_t k = 0; k < nr; k++) {
+        tdx_sumregion r;
+        memset(&r, 0, sizeof r);
+        r.seq = 1000 + 3 * k;
+        r.task = 42;
+        r.name = (uint32_t)(k % 5);
+        r.start = (tdx_sumev){(int64_t)(10 * k), 7, (uint32_t)k, true};
+        cr_assert_eq(tdx_vec_push(&s.regions, r), 0);
+        cr_assert_eq(tdx_vec_push(&s.tasks.v[ti].regions, (uint32_t)k), 0);
+        if ((k + 1) % open_every == 0) cr_assert_eq(tdx_vec_push(&g.active, (uint32_t)k), 0);
+    }
+    cr_assert_eq(tdx_vec_push(&s.gs, g), 0);
+    cr_assert_eq(tdx_hmap_put(&s.g_idx, 7, 0), 0);
+    tdx_sumspill sp;
+    cr_assert_eq(tdx_sumspill_init(&sp, "/tmp/sumspill-test.tidx", budget), 0);
+    tdx_err err;
+    cr_assert_eq(tdx_sumspill_compact(&sp, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(s.regions.n, nr / open_every, "the open regions stay");
+    s.gs.v[0].active.n = 0; /* they close */
+    cr_assert_eq(tdx_sumspill_put_all(&sp, &s, &err), 0, "%s", err.msg);
+    tdx_sumfold f;
+    memset(&f, 0, sizeof f);
+    for (int pass = 0; pass < 2; pass++) {
+        cr_assert_eq(tdx_sumspill_rewind(&sp, &err), 0, "%s", err.msg);
+        cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 1, "%s", err.msg);
+        cr_assert_eq(f.id, 42);
+        cr_assert_eq(f.regions.n, nr);
+        for (size_t k = 0; k < nr; k++) {
+            const tdx_sumregion *r = &f.regions.v[k];
+            cr_assert_eq(r->seq, 1000 + 3 * k, "region %zu: seq %llu", k,
+                         (unsigned long long)r->seq);
+            cr_assert_eq(r->start.stack, (uint32_t)k, "region %zu moved without its fields", k);
+            cr_assert_eq(r->name, (uint32_t)(k % 5));
+            cr_assert_eq(r->start.time, (int64_t)(10 * k));
+        }
+        cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 0);
+    }
+    tdx_sumfold_free(&f);
+    tdx_sumspill_free(&sp);
+    tdx_summary_free(&s);
+    tdx_vgstore_free(&store);
+}
+
+Test(sumspill, few_regions_out_of_order) {
+    fold_check(50, 7, 1 << 20);
+}
+
+/* A large task, as the background task of a long trace is. */
+Test(sumspill, many_regions_out_of_order) {
+    fold_check(20000, 3, 1 << 20);
+    fold_check(9000, 1000, 64 << 10); /* spilled to scratch runs too */
+}
+
+Test(sumspill, regions_already_in_order) {
+    fold_check(5000, 100000, 1 << 20);
+}
