@@ -5,13 +5,11 @@
 #include <string.h>
 
 #include "core/hmap.h"
+#include "xorshift.h"
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
 static uint64_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return xorshift64(&rng);
 }
 
 static void hmap__empty_map(void) {

@@ -4,13 +4,11 @@
 #include <stdlib.h>
 
 #include "core/idset.h"
+#include "xorshift.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dULL;
 static uint64_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return xorshift64(&rng);
 }
 
 /* Ids near the first one (the bitmap), far beyond it, and negative ones (the hash). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/pdqsort.h"
+#include "xorshift.h"
 
 /* ---- reference: Appendix C, written with signed indices as in the pseudo-code ---- */
 
@@ -280,10 +281,7 @@ static void add_totals(const ref *r) {
 
 static uint64_t rng = 0x243f6a8885a308d3ULL;
 static uint64_t rnd(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return xorshift64(&rng);
 }
 
 /* Sorts keys with the library and with the reference; both permutations must be identical. */
