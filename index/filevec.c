@@ -1,8 +1,10 @@
 /* filevec.c: an append-only array in a scratch file, read through a shared mapping. */
 #include "filevec.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 int tdx_fvec_open(tdx_fvec *v, const char *beside, size_t reserve, tdx_err *err) {
     memset(v, 0, sizeof *v);
@@ -42,4 +44,14 @@ void tdx_fvec_release(const tdx_fvec *v) {
     uint64_t flushed = v->file.len - v->file.buf.n;
     size_t pages = (size_t)flushed & ~(size_t)4095;
     if (v->map && pages) (void)madvise(v->map, pages, MADV_DONTNEED);
+}
+
+int64_t tdx_fvec_resident(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    unsigned long long size, resident, shared;
+    int got = fscanf(f, "%llu %llu %llu", &size, &resident, &shared);
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return got == 3 && page > 0 ? (int64_t)shared * page : -1;
 }

@@ -40,4 +40,8 @@ int tdx_fvec_flush(tdx_fvec *v, tdx_err *err);
 /* Gives the mapping's resident pages back (safe while other threads read through it). */
 void tdx_fvec_release(const tdx_fvec *v);
 
+/* Bytes of file pages the process has mapped and resident (all its file mappings: Linux's
+ * /proc/self/statm), or -1 when that is unknown: what a release gives back. */
+int64_t tdx_fvec_resident(void);
+
 #endif

@@ -524,6 +524,10 @@ void tdx_iwriter_release_tables(const tdx_iwriter *w) {
     tdx_tables_release(&w->tab);
 }
 
+size_t tdx_iwriter_trace_size(const tdx_iwriter *w) {
+    return w->trace_size;
+}
+
 int tdx_iwriter_read_block(const tdx_iwriter *w, tdx_evdec *dec, size_t b, tdx_buf *buf,
                            tdx_event *out, size_t *n, tdx_err *err) {
     if (b >= w->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no block %zu", b);

@@ -43,6 +43,8 @@ int tdx_iwriter_read_block(const tdx_iwriter *w, tdx_evdec *dec, size_t b, tdx_b
                            tdx_event *out, size_t *n, tdx_err *err);
 /* Gives the resident pages of the tables' strings back (safe while other threads read them). */
 void tdx_iwriter_release_tables(const tdx_iwriter *w);
+/* The size of the trace being indexed. */
+size_t tdx_iwriter_trace_size(const tdx_iwriter *w);
 /* The global string ids of stop-the-world kinds (the viewer names those ranges after them). */
 void tdx_iwriter_stw_strings(const tdx_iwriter *w, const uint32_t **ids, size_t *n);
 /* The path of the temporary file being written (scratch files go beside it). */
