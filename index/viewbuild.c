@@ -711,7 +711,7 @@ static int worker_init(worker *w, shared *sh, int index) {
     w->sh = sh;
     w->index = index;
     w->file.fd = -1;
-    w->mapped = tdx_fvec_resident();
+    if (index == 0) w->mapped = tdx_fvec_resident(); /* only worker 0 gives strings back */
     if (!(w->dec = tdx_evdec_new())) return oom(w);
     static const int views[NWORKERS][2] = {{TDX_VIEW_PROC, -1},
                                            {TDX_VIEW_THREAD, TDX_VIEW_GOROUTINE}};
