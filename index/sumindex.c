@@ -308,7 +308,17 @@ typedef struct sumw {
     int athave;
     TDX_VEC(uint64_t) ops;
     tdx_err *err;
+    tdx_sumindex_progress progress;
+    void *progress_ctx;
+    uint64_t read0, total; /* records read back before, and to read over both passes */
+    uint64_t items;        /* goroutines and tasks handled, to report every PROGRESS_EVERY */
 } sumw;
+
+#define PROGRESS_EVERY 4096
+static void tick(sumw *w) {
+    if (w->progress && ++w->items % PROGRESS_EVERY == 0)
+        w->progress(w->progress_ctx, w->sp->nread - w->read0, w->total);
+}
 
 static shape ev_shape(uint32_t name, const tdx_sumev *a, const tdx_sumev *b) {
     return (shape){name, a->stack, b->stack};
@@ -323,11 +333,14 @@ static int collect_shapes(sumw *w) {
     if (tdx_sumspill_rewind(sp, w->err)) return -3;
     tdx_sumgrec g;
     int k;
-    while ((k = tdx_sumspill_next_g(sp, &g, w->err)) == 1)
+    while ((k = tdx_sumspill_next_g(sp, &g, w->err)) == 1) {
+        tick(w);
         if (shapes_add(&w->gsh, g_shape(&g)) == UINT32_MAX) return -1;
+    }
     if (k < 0) return -3;
     tdx_sumfold *f = &w->f;
     while ((k = tdx_sumspill_next_task(sp, f, w->err)) == 1) {
+        tick(w);
         if (shapes_add(&w->tsh, ev_shape(f->name, &f->start, &f->end)) == UINT32_MAX) return -1;
         for (size_t i = 0; i < f->regions.n; i++) {
             const tdx_sumregion *r = &f->regions.v[i];
@@ -354,6 +367,7 @@ static int write_goroutines(sumw *w) {
     tdx_sumgrec g;
     int k;
     while ((k = tdx_sumspill_next_g(w->sp, &g, w->err)) == 1) {
+        tick(w);
         if (tw_record(tw, (uint64_t)g.id ^ TDX_XSORT_SIGN)) prev = w->s->t0;
         int64_t d[3] = {tdx_wsub(g.creation, prev), g.start ? tdx_wsub(g.start, g.creation) : 0,
                         g.end ? tdx_wsub(g.end, g.start ? g.start : g.creation) : 0};
@@ -509,6 +523,7 @@ static int write_tasks(sumw *w) {
     tdx_sumfold *t = &w->f;
     int k, rc = 0;
     while (!rc && (k = tdx_sumspill_next_task(w->sp, t, w->err)) == 1) {
+        tick(w);
         if ((rc = take_children(w, t))) break;
         if (tw_record(tw, t->id)) pt = w->s->t0, pg = 0;
         write_task(w, tw, t, &pt, &pg);
@@ -577,12 +592,17 @@ static int assemble(sumw *w, tdx_sumindex_put put, void *ctx) {
 }
 
 int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside,
-                       tdx_sumindex_put put, void *ctx, tdx_err *err) {
+                       tdx_sumindex_put put, void *ctx, tdx_sumindex_progress progress,
+                       void *progress_ctx, tdx_err *err) {
     sumw w;
     memset(&w, 0, sizeof w);
     w.s = s;
     w.sp = sp;
     w.err = err;
+    w.progress = progress;
+    w.progress_ctx = progress_ctx;
+    w.total = 2 * (tdx_xsort_count(sp->g) + tdx_xsort_count(sp->t));
+    w.read0 = sp->nread;
     for (int i = 0; i < T_COUNT; i++) {
         w.t[i].t = i;
         w.t[i].file.fd = -1;
@@ -600,6 +620,7 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
         if (w.t[i].err) rc = w.t[i].err == 3 ? -3 : w.t[i].err == 2 ? -2 : -1;
     }
     if (!rc) rc = assemble(&w, put, ctx);
+    if (!rc && progress) progress(progress_ctx, w.total, w.total);
     sumw_free(&w);
     if (rc == -3) return -1; /* reported */
     if (rc == -2)
@@ -619,10 +640,10 @@ int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err) {
     tdx_sumspill sp;
     if (tdx_sumspill_init(&sp, NULL, 0))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    int rc =
-        tdx_sumspill_put_all(&sp, s, err) || tdx_sumindex_write(&sp, s, NULL, put_buf, out, err)
-            ? -1
-            : 0;
+    int rc = tdx_sumspill_put_all(&sp, s, err) ||
+                     tdx_sumindex_write(&sp, s, NULL, put_buf, out, NULL, NULL, err)
+                 ? -1
+                 : 0;
     tdx_sumspill_free(&sp);
     return rc;
 }

@@ -14,12 +14,16 @@
 
 /* Receives the section's bytes in order. */
 typedef int (*tdx_sumindex_put)(void *ctx, const void *p, size_t n, tdx_err *err);
+/* Told how far the writing is: spilled records read back so far, and in all (both passes). */
+typedef void (*tdx_sumindex_progress)(void *ctx, uint64_t done, uint64_t total);
 
 /* The section (layout in docs/index-format.md) from a summary spilled into sp (its records; s
  * gives the scalar fields), streamed to put. Tables that outgrow memory wait in scratch files
- * beside `beside` (NULL: kept in memory). sp is read twice; it must not be added to after. */
+ * beside `beside` (NULL: kept in memory). sp is read twice; it must not be added to after.
+ * progress (NULL: none) is called every few thousand records and once at the end. */
 int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside,
-                       tdx_sumindex_put put, void *ctx, tdx_err *err);
+                       tdx_sumindex_put put, void *ctx, tdx_sumindex_progress progress,
+                       void *progress_ctx, tdx_err *err);
 /* The section's bytes for a complete summary held in memory. Fails only on memory exhaustion
  * or a record too large to frame. */
 int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err);

@@ -228,6 +228,7 @@ int tdx_sumspill_next_g(tdx_sumspill *sp, tdx_sumgrec *g, tdx_err *err) {
         g->pc = tdx_deser_u(&d);
         if (d.bad || d.p != d.end) return damaged(err);
         sp->ghave = 0;
+        sp->nread++;
     }
     return k < 0 ? -1 : 1;
 }
@@ -347,6 +348,7 @@ int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err) {
         if (rc) return damaged(err);
         first = false;
         sp->thave = 0;
+        sp->nread++;
     }
     if (k < 0) return -1;
     /* A region is spilled when it closes, so parts list them out of creation order. */

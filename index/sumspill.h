@@ -21,6 +21,7 @@ typedef struct tdx_sumspill {
     tdx_xsort *attach;   /* (parent, event that attached, child): made while folding */
     tdx_xrec gcur, tcur; /* reading: the record looked at next */
     int ghave, thave;    /* 0: none fetched, 1: *cur is it, 2: the end */
+    uint64_t nread;      /* goroutine records and task parts read back, every pass (progress) */
 } tdx_sumspill;
 
 /* The sorts keep up to `budget` bytes each in memory; their scratch files go beside `beside`

@@ -885,7 +885,8 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     if (tdx_sumspill_put_all(&w0->spill, &w0->sum, err)) goto fail;
     tdx_summary_free(&w0->sum); /* all of it is in the sorts now; the writer needs only t0 */
     if (tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
-        tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), put_stream, iw, err) ||
+        tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), put_stream, iw,
+                           sh->opts->tail_progress, sh->opts->tail_progress_ctx, err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
     r.n = 0;
@@ -960,6 +961,7 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
         for (int i = 0; i < NWORKERS; i++)
             for (int k = 0; k < ws[i].nviews; k++) st->checkpoints[ws[i].v[k].view] = ws[i].nck;
         st->state_bytes = ws[0].state_bytes + ws[1].state_bytes;
+        if (sh->opts->tail_progress) sh->opts->tail_progress(sh->opts->tail_progress_ctx, 0, 1);
         rc = append_data(sh, ws, err);
         if (!rc) rc = put_sections(sh, ws, st, err);
     }

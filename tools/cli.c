@@ -104,8 +104,24 @@ void cli_progress_update(void *ctx, uint64_t done, uint64_t total, uint64_t even
             p->what, mb, (double)total / 1e6, (double)events / 1e6, rate, evs / 1e6, eta);
 }
 
+void cli_progress_fraction(cli_progress *p, uint64_t done, uint64_t total, const char *then) {
+    if (!p->enabled) return;
+    double now = cli_now();
+    if (now - p->last < 0.2 && done < total && done && !then) return;
+    p->last = now;
+    double f = total ? (double)done / (double)total : 1.0, el = now - p->start;
+    if (f > 1) f = 1;
+    if (then) {
+        fprintf(stderr, "\r%s: %.0f%%  %s%20s", p->what, 100 * f, then, "");
+    } else if (f > 0) {
+        fprintf(stderr, "\r%s: %.0f%%  ETA %.0fs%20s", p->what, 100 * f, el / f - el, "");
+    } else {
+        fprintf(stderr, "\r%s: %.0f%%%20s", p->what, 100 * f, "");
+    }
+}
+
 void cli_progress_end(cli_progress *p) {
-    if (p->enabled) fprintf(stderr, "\r%80s\r", "");
+    if (p->enabled) fprintf(stderr, "\r%100s\r", "");
 }
 
 void cli_duration(char *buf, size_t cap, int64_t ns) {

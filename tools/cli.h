@@ -49,6 +49,9 @@ typedef struct cli_progress {
 } cli_progress;
 void cli_progress_init(cli_progress *p, const char *what, bool quiet);
 void cli_progress_update(void *ctx, uint64_t done, uint64_t total, uint64_t events);
+/* The line for work counted in other units than bytes: done of total as a percentage, and the
+ * ETA; then, if `then` is not NULL, what comes after it. */
+void cli_progress_fraction(cli_progress *p, uint64_t done, uint64_t total, const char *then);
 void cli_progress_end(cli_progress *p);
 double cli_now(void);
 /* The process's peak resident set so far, in MiB (0 if unknown). */

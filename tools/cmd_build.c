@@ -27,7 +27,9 @@ static const char build_help[] =
     "an index. The index is byte-identical for every -j.\n\n"
     "  -j N       threads (default: number of CPUs): with 2 or more, events are encoded beside\n"
     "             the ordering and the views are built on two threads\n"
-    "  --quiet    no progress on stderr\n"
+    "  --quiet    no progress on stderr (on a terminal, a line per step: 1/3 events ordered\n"
+    "             and encoded, 2/3 views, 3/3 summary and the file's last sections; each\n"
+    "             with its own ETA)\n"
     "  --verbose  say how the trace was read and what the views stored\n"
     "  --checkpoint-every N  events between the viewer checkpoints queries start from, in\n"
     "             every view (default 32768 in the proc view, 131072 in the thread and\n"
@@ -57,16 +59,34 @@ static int check_target(const char *out) {
     return -1;
 }
 
+/* The build's three steps each have a progress line of their own, so that an ETA is never read
+ * as the whole build's. */
+#define STEP_EVENTS "build 1/3 events"
+#define STEP_VIEWS "build 2/3 views"
+#define STEP_TAIL "build 3/3 summary"
+
 /* Phase 2 reports events; the progress line speaks in trace bytes, so scale. */
 typedef struct views_progress {
     cli_progress *p;
     uint64_t trace_size;
+    bool quiet;
+    bool tail; /* the last step has begun */
 } views_progress;
 
 static void views_progress_update(void *ctx, uint64_t done, uint64_t total, uint64_t events) {
     views_progress *vp = ctx;
     uint64_t bytes = total ? (uint64_t)((double)done / (double)total * (double)vp->trace_size) : 0;
     cli_progress_update(vp->p, bytes, vp->trace_size, events);
+}
+
+static void tail_progress_update(void *ctx, uint64_t done, uint64_t total) {
+    views_progress *vp = ctx;
+    if (!vp->tail) {
+        vp->tail = true;
+        cli_progress_end(vp->p);
+        cli_progress_init(vp->p, STEP_TAIL, vp->quiet);
+    }
+    cli_progress_fraction(vp->p, done, total, NULL);
 }
 
 int cmd_build(int argc, char **argv) {
@@ -150,7 +170,7 @@ int cmd_build(int argc, char **argv) {
     }
     if (pf && verbose) fprintf(stderr, "traceidx: io_uring prefetch on (32 MiB window)\n");
     cli_progress prog;
-    cli_progress_init(&prog, "build", quiet);
+    cli_progress_init(&prog, STEP_EVENTS, quiet);
     /* The in-order side (tables, block filling, encoding) is phase 1's bottleneck, so generations
      * are ordered on this thread as they stream in: ordering them ahead on workers kept up to
      * three generations' events buffered (1 GiB trace: 501 -> 267 MiB peak, and no slower). */
@@ -188,21 +208,24 @@ int cmd_build(int argc, char **argv) {
                 "traceidx: events ordered and encoded in %.2f s (peak RSS so far %.0f MiB)\n",
                 t1 - t0, cli_peak_rss_mib());
     /* Phase 2: the viewer generators over the written events (checkpoints, ranges, summary). */
-    cli_progress_init(&prog, "build (views)", quiet);
-    views_progress vp = {&prog, src.size};
+    cli_progress_init(&prog, STEP_VIEWS, quiet);
+    views_progress vp = {&prog, src.size, quiet, false};
     tdx_viewbuild_opts vo = {.ckpt_events = every,
                              .jobs = jobs,
                              .sort_budget = (size_t)budget,
                              .progress = views_progress_update,
-                             .progress_ctx = &vp};
+                             .progress_ctx = &vp,
+                             .tail_progress = tail_progress_update,
+                             .tail_progress_ctx = &vp};
     tdx_viewbuild_stats vs;
     int vrc = tdx_viewbuild(w, &vo, &vs, &err);
-    cli_progress_end(&prog);
     if (vrc) {
+        cli_progress_end(&prog);
         cli_report(out, &err);
         tdx_iwriter_abort(w);
         goto done;
     }
+    if (verbose) cli_progress_end(&prog); /* the lines below start on a clear one */
     if (verbose)
         fprintf(stderr,
                 "traceidx: views: %" PRIu64 "/%" PRIu64 "/%" PRIu64
@@ -215,7 +238,11 @@ int cmd_build(int argc, char **argv) {
     if (verbose)
         fprintf(stderr, "traceidx: views built in %.2f s (peak RSS %.0f MiB)\n", cli_now() - t1,
                 cli_peak_rss_mib());
-    if (tdx_iwriter_finish(w, &err)) {
+    /* The string table is packed and the file synced: seconds on a multi-GB trace. */
+    cli_progress_fraction(&prog, 1, 1, "writing the string table, syncing");
+    int frc = tdx_iwriter_finish(w, &err);
+    cli_progress_end(&prog);
+    if (frc) {
         cli_report(out, &err);
         goto done;
     }

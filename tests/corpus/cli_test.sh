@@ -102,5 +102,22 @@ has err "peak RSS"
 expect 2 "$T" build
 expect 2 "$T" build -j x "$W/svc.trace"
 
+# Progress: on a terminal, a line for each of the build's three steps (so no step's ETA reads as
+# the whole build's), the last one also through the string table and the sync; none otherwise.
+expect 0 "$T" build -j2 "$W/svc.trace" -o "$W/p.tidx"
+[ -s "$W/err" ] && fail "build wrote to a stderr that is not a terminal: $(head -c 200 "$W/err")"
+if script -qec true /dev/null >/dev/null 2>&1; then
+    script -qec "'$T' build -j2 '$W/svc.trace' -o '$W/p.tidx'" /dev/null >"$W/tty" 2>&1 ||
+        fail "build on a terminal failed: $(head -c 300 "$W/tty")"
+    for step in "build 1/3 events: 0/0 MB" "build 2/3 views: 0/0 MB" "build 3/3 summary: 100%" \
+        "writing the string table, syncing" "indexed 10 events"; do
+        has tty "$step"
+    done
+    script -qec "'$T' build --quiet -j2 '$W/svc.trace' -o '$W/p.tidx'" /dev/null >"$W/tty" 2>&1
+    grep -q "build 1/3" "$W/tty" && fail "build --quiet showed progress on a terminal"
+else
+    echo "SKIP: no pseudo-terminal here (script(1)): the progress lines are not checked"
+fi
+
 [ $fails = 0 ] && echo PASS
 exit $((fails > 0))

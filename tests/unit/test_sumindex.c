@@ -354,6 +354,57 @@ Test(sumindex, roundtrip_many_blocks) {
     roundtrip(77, 6000, 12000, 3600, true); /* several blocks of 256 records per table */
 }
 
+/* What the writer reported: every call, in order. */
+typedef struct progress_log {
+    uint64_t done[64], total[64];
+    size_t n;
+} progress_log;
+
+static void log_progress(void *ctx, uint64_t done, uint64_t total) {
+    progress_log *l = ctx;
+    cr_assert_lt(l->n, 64, "more progress calls than expected");
+    l->done[l->n] = done;
+    l->total[l->n++] = total;
+}
+
+static int put_bytes(void *ctx, const void *p, size_t n, tdx_err *err) {
+    (void)err;
+    return tdx_buf_append(ctx, p, n);
+}
+
+/* Progress counts the records read back over both passes: it rises to the total, reached at the
+ * end, and asking for it changes no byte of the section. */
+Test(sumindex, progress_counts_the_records_read_back) {
+    fixture f;
+    build(&f, 77, 6000, 12000, 3600, true);
+    size_t n;
+    uint8_t *want = save(&f, &n);
+    tdx_sumspill sp;
+    cr_assert_eq(tdx_sumspill_init(&sp, NULL, 0), 0);
+    tdx_err err;
+    cr_assert_eq(tdx_sumspill_put_all(&sp, &f.s, &err), 0, "%s", err.msg);
+    progress_log l = {0};
+    tdx_buf b = {0};
+    cr_assert_eq(tdx_sumindex_write(&sp, &f.s, NULL, put_bytes, &b, log_progress, &l, &err), 0,
+                 "write: %s", err.msg);
+    cr_assert(b.n == n && memcmp(b.v, want, n) == 0, "progress changed the section");
+    /* every goroutine and task (one part each here) read twice: a call every 4096, and the end */
+    uint64_t total = 2 * (uint64_t)(f.s.gs.n + f.s.tasks.n);
+    cr_assert_gt(total, 4 * 4096);
+    cr_assert_eq(l.n, total / 4096 + 1);
+    for (size_t i = 0; i < l.n; i++) {
+        cr_assert_eq(l.total[i], total, "call %zu: total %llu", i, (unsigned long long)l.total[i]);
+        cr_assert(i == 0 || l.done[i] > l.done[i - 1], "call %zu: done went back", i);
+        cr_assert_leq(l.done[i], total);
+    }
+    cr_assert_geq(l.done[l.n - 2], total - 4096, "the last tick was far from the end");
+    cr_assert_eq(l.done[l.n - 1], total);
+    tdx_vec_free(&b);
+    tdx_sumspill_free(&sp);
+    free(want);
+    fixture_free(&f);
+}
+
 Test(sumindex, empty_summary) {
     fixture f;
     cr_assert_eq(tdx_vgstore_init(&f.store), 0);
