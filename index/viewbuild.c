@@ -140,8 +140,9 @@ typedef struct worker {
     uint64_t every; /* events between checkpoints (its views' intervals are equal: the thread
                        and goroutine views share a worker and a default) */
     tdx_buf scratch, blockbuf;
-    tdx_evdec *dec;   /* for the blocks this worker decodes */
-    tdx_scratch file; /* the scratch file of blobs */
+    tdx_rans_enc ckenc; /* codes the checkpoints (viewgen.h: its memory is reused) */
+    tdx_evdec *dec;     /* for the blocks this worker decodes */
+    tdx_scratch file;   /* the scratch file of blobs */
     uint64_t state_bytes;
     int64_t mapped; /* file pages resident after the last release of the strings (worker 0) */
     tdx_err err;
@@ -303,7 +304,8 @@ static int checkpoint(worker *w, uint64_t idx, int64_t elapsed) {
         tdx_le64(v->cur + CK_NOPT, tdx_viewgen_counters_get(v->vg).optional);
         tdx_le64(v->cur + CK_FIRST_ITEM, v->meta.n);
         w->scratch.n = 0;
-        if (tdx_viewgen_save_pruned(v->vg, &w->scratch, keep_goroutine, w)) return oom(w);
+        if (tdx_viewgen_save_pruned(v->vg, &w->scratch, keep_goroutine, w, &w->ckenc))
+            return oom(w);
         w->state_bytes += w->scratch.n;
         if (put_blob(w, w->scratch.v, w->scratch.n, v->cur + CK_STATE)) return -1;
         v->have_cur = true;
@@ -476,7 +478,8 @@ static int finish_views(worker *w) {
         tdx_le64(h + VH_NCKPT, v->dir.n / CK_SIZE);
         tdx_le64(h + VH_NITEMS, v->meta.n);
         w->scratch.n = 0;
-        if (tdx_viewgen_save_pruned(v->vg, &w->scratch, keep_goroutine, w)) return oom(w);
+        if (tdx_viewgen_save_pruned(v->vg, &w->scratch, keep_goroutine, w, &w->ckenc))
+            return oom(w);
         if (put_blob(w, w->scratch.v, w->scratch.n, h + VH_FINAL)) return -1;
         uint64_t nn = 0;
         if (v->view == TDX_VIEW_GOROUTINE) {
@@ -702,12 +705,14 @@ static void worker_free(worker *w) {
     tdx_idset_free(&w->dead);
     tdx_vec_free(&w->scratch);
     tdx_vec_free(&w->blockbuf);
+    tdx_rans_enc_free(&w->ckenc);
     tdx_evdec_free(w->dec);
     tdx_scratch_close(&w->file);
 }
 
 static int worker_init(worker *w, shared *sh, int index) {
     memset(w, 0, sizeof *w);
+    tdx_rans_enc_init(&w->ckenc);
     w->sh = sh;
     w->index = index;
     w->file.fd = -1;

@@ -1529,7 +1529,7 @@ static inline uint32_t fget_lim(tdx_rans_dec *d, int f, uint64_t lim) {
 }
 
 int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *b) {
-    return tdx_viewgen_save_pruned(vg, b, NULL, NULL);
+    return tdx_viewgen_save_pruned(vg, b, NULL, NULL, NULL);
 }
 
 void tdx_viewgen_set_quiet(tdx_viewgen *vg, const int64_t *next_index, int64_t first_kept) {
@@ -1543,7 +1543,7 @@ void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t asyn
 }
 
 int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
-                            void *kctx) {
+                            void *kctx, tdx_rans_enc *enc) {
     int rc = 0;
     /* inSyscall, sorted by proc so the bytes do not depend on the hash layout */
     TDX_VEC(int64_t) ps = {0};
@@ -1568,56 +1568,56 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
     rc |= tdx_ser_u(b, kept) | tdx_ser_u(b, ps.n) | tdx_ser_u(b, vg->granges.n);
     rc |= tdx_ser_u(b, vg->pranges.n) | tdx_ser_u(b, vg->threads.n);
 
-    tdx_rans_enc e;
-    tdx_rans_enc_init(&e);
-    if (!rc && tdx_rans_enc_reset(&e, SF_COUNT)) rc = -1;
+    tdx_rans_enc own, *e = enc ? enc : &own;
+    if (!enc) tdx_rans_enc_init(&own);
+    if (!rc && tdx_rans_enc_reset(e, SF_COUNT)) rc = -1;
     const int64_t tl = vg->tlast;
     int64_t prev = 0;
     for (size_t i = 0; i < vg->gs.n && !rc; i++) {
         const vg_g *g = &vg->gs.v[i];
         if (keep && !keep(kctx, g->id)) continue;
-        if (tdx_rans_enc_reserve(&e, 24 + 3 * g->active.n + 6 * g->done.n, 0)) {
+        if (tdx_rans_enc_reserve(e, 24 + 3 * g->active.n + 6 * g->done.n, 0)) {
             rc = -1;
             break;
         }
-        fput_i(&e, SF_ID, tdx_wsub(g->id, prev));
+        fput_i(e, SF_ID, tdx_wsub(g->id, prev));
         prev = g->id;
-        fput(&e, SF_LANE, g->lane + 1);
-        fput(&e, SF_TIMES,
+        fput(e, SF_LANE, g->lane + 1);
+        fput(e, SF_TIMES,
              (uint64_t)(g->run_start != 0) | (uint64_t)(g->sys_time != 0) << 1 |
                  (uint64_t)(g->cause_time != 0) << 2);
-        if (g->run_start) fput_i(&e, SF_RUN, tdx_wsub(tl, g->run_start));
-        if (g->sys_time) fput_i(&e, SF_SYS, tdx_wsub(tl, g->sys_time));
-        if (g->cause_time) fput_i(&e, SF_CAUSE, tdx_wsub(tl, g->cause_time));
-        fput(&e, SF_CLANE, g->cause_lane + 1);
-        fput(&e, SF_FUNC, g->func);
-        fput(&e, SF_LABEL, g->label);
-        fput(&e, SF_BREASON, g->block_reason);
-        fput(&e, SF_LASTSTOP, g->last_stop);
-        fput(&e, SF_SYSSTACK, g->sys_stack);
-        fput(&e, SF_CSTACK, g->cause_stack);
-        fput(&e, SF_CREASON, g->cause_reason);
-        fput(&e, SF_FLAGS,
+        if (g->run_start) fput_i(e, SF_RUN, tdx_wsub(tl, g->run_start));
+        if (g->sys_time) fput_i(e, SF_SYS, tdx_wsub(tl, g->sys_time));
+        if (g->cause_time) fput_i(e, SF_CAUSE, tdx_wsub(tl, g->cause_time));
+        fput(e, SF_CLANE, g->cause_lane + 1);
+        fput(e, SF_FUNC, g->func);
+        fput(e, SF_LABEL, g->label);
+        fput(e, SF_BREASON, g->block_reason);
+        fput(e, SF_LASTSTOP, g->last_stop);
+        fput(e, SF_SYSSTACK, g->sys_stack);
+        fput(e, SF_CSTACK, g->cause_stack);
+        fput(e, SF_CREASON, g->cause_reason);
+        fput(e, SF_FLAGS,
              (uint64_t)g->named | (uint64_t)g->sys_active << 1 | (uint64_t)g->cause << 2);
-        fput(&e, SF_NACTIVE, g->active.n);
+        fput(e, SF_NACTIVE, g->active.n);
         for (size_t k = 0; k < g->active.n; k++) {
-            fput(&e, SF_ANAME, g->active.v[k].name);
-            fput(&e, SF_ASTACK, g->active.v[k].stack);
-            fput_i(&e, SF_ATIME, tdx_wsub(tl, g->active.v[k].time));
+            fput(e, SF_ANAME, g->active.v[k].name);
+            fput(e, SF_ASTACK, g->active.v[k].stack);
+            fput_i(e, SF_ATIME, tdx_wsub(tl, g->active.v[k].time));
         }
-        fput(&e, SF_NDONE, g->done.n);
+        fput(e, SF_NDONE, g->done.n);
         for (size_t k = 0; k < g->done.n; k++) {
             const crange *c = &g->done.v[k];
-            fput(&e, SF_DNAME, c->name);
-            fput(&e, SF_DSSTACK, c->sstack);
-            fput(&e, SF_DESTACK, c->estack);
-            fput(&e, SF_DARG, c->arg);
-            fput_i(&e, SF_DSTART, tdx_wsub(tl, c->start));
-            fput_i(&e, SF_DLEN, tdx_wsub(c->end, c->start));
+            fput(e, SF_DNAME, c->name);
+            fput(e, SF_DSSTACK, c->sstack);
+            fput(e, SF_DESTACK, c->estack);
+            fput(e, SF_DARG, c->arg);
+            fput_i(e, SF_DSTART, tdx_wsub(tl, c->start));
+            fput_i(e, SF_DLEN, tdx_wsub(c->end, c->start));
         }
     }
     if (!rc && tdx_rans_enc_reserve(
-                   &e, 2 * ps.n + 3 * vg->granges.n + 4 * vg->pranges.n + vg->threads.n + 1, 0))
+                   e, 2 * ps.n + 3 * vg->granges.n + 4 * vg->pranges.n + vg->threads.n + 1, 0))
         rc = -1;
     prev = 0;
     for (size_t i = 0; i < ps.n && !rc; i++) {
@@ -1628,28 +1628,28 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
             ni = 0;
             for (uint32_t k = 0; k < gi; k++) ni += keep(kctx, vg->gs.v[k].id);
         }
-        fput_i(&e, SF_SPROC, tdx_wsub(ps.v[i], prev));
+        fput_i(e, SF_SPROC, tdx_wsub(ps.v[i], prev));
         prev = ps.v[i];
-        fput(&e, SF_SGI, ni);
+        fput(e, SF_SGI, ni);
     }
     for (size_t i = 0; i < vg->granges.n && !rc; i++) {
-        fput(&e, SF_GNAME, vg->granges.v[i].name);
-        fput(&e, SF_GSTACK, vg->granges.v[i].stack);
-        fput_i(&e, SF_GTIME, tdx_wsub(tl, vg->granges.v[i].time));
+        fput(e, SF_GNAME, vg->granges.v[i].name);
+        fput(e, SF_GSTACK, vg->granges.v[i].stack);
+        fput_i(e, SF_GTIME, tdx_wsub(tl, vg->granges.v[i].time));
     }
     for (size_t i = 0; i < vg->pranges.n && !rc; i++) {
-        fput(&e, SF_PNAME, vg->pranges.v[i].name);
-        fput(&e, SF_PSTACK, vg->pranges.v[i].stack);
-        fput_i(&e, SF_PPROC, vg->pranges.v[i].proc);
-        fput_i(&e, SF_PTIME, tdx_wsub(tl, vg->pranges.v[i].time));
+        fput(e, SF_PNAME, vg->pranges.v[i].name);
+        fput(e, SF_PSTACK, vg->pranges.v[i].stack);
+        fput_i(e, SF_PPROC, vg->pranges.v[i].proc);
+        fput_i(e, SF_PTIME, tdx_wsub(tl, vg->pranges.v[i].time));
     }
     prev = 0;
     for (size_t i = 0; i < vg->threads.n && !rc; i++) {
-        fput_i(&e, SF_THREAD, tdx_wsub(vg->threads.v[i], prev));
+        fput_i(e, SF_THREAD, tdx_wsub(vg->threads.v[i], prev));
         prev = vg->threads.v[i];
     }
-    if (!rc && (e.oom || tdx_rans_enc_finish(&e, b))) rc = -1;
-    tdx_rans_enc_free(&e);
+    if (!rc && (e->oom || tdx_rans_enc_finish(e, b))) rc = -1;
+    if (!enc) tdx_rans_enc_free(&own);
     tdx_vec_free(&ps);
     return rc ? -1 : 0;
 }

@@ -58,10 +58,12 @@ typedef struct pass2 {
     uint64_t checkpoints, bytes;
     bool counters_due; /* --window: counters as of its start, before the first event there */
     int64_t counters_at, t0;
+    tdx_rans_enc enc; /* reused by every checkpoint's second save, as the build reuses its own */
 } pass2;
 
 /* Replaces p->vg by a fresh generator restored from its checkpoint, and checks that the restored
- * state saves to the same bytes. */
+ * state saves to the same bytes (with the encoder kept from the last checkpoint: what was left
+ * in it must not show). */
 static int checkpoint_cycle(pass2 *p) {
     tdx_buf a = {0}, b = {0};
     tdx_err err;
@@ -72,7 +74,8 @@ static int checkpoint_cycle(pass2 *p) {
         fprintf(stderr, "traceidx: checkpoint restore failed: %s\n", err.msg);
         goto out;
     }
-    if (tdx_viewgen_save(nv, &b) || a.n != b.n || memcmp(a.v, b.v, a.n) != 0) {
+    if (tdx_viewgen_save_pruned(nv, &b, NULL, NULL, &p->enc) || a.n != b.n ||
+        memcmp(a.v, b.v, a.n) != 0) {
         fprintf(stderr, "traceidx: checkpoint not reproducible after %" PRIu64 " events\n", p->n);
         goto out;
     }
@@ -281,7 +284,8 @@ int cmd_viewjson(int argc, char **argv) {
                 0,
                 has_window && res.opts.wstart <= res.opts.wend,
                 res.opts.wstart,
-                sum.t0};
+                sum.t0,
+                {0}};
     tdx_read_opts o2 = {.jobs = jobs,
                         .emit = gen_event,
                         .emit_ctx = &p2,
@@ -290,6 +294,7 @@ int cmd_viewjson(int argc, char **argv) {
     tdx_err err2;
     /* Judged by p2.n below: the read may fail past the valid part that pass 1 found. */
     (void)tdx_read_trace(src.data, src.size, src.version, &o2, &st, &err2);
+    tdx_rans_enc_free(&p2.enc);
     cli_progress_end(&prog);
     vg = p2.vg;
     if (p2.counters_due) tdx_viewgen_emit_counters(vg, p2.counters_at);
