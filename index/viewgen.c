@@ -1568,8 +1568,9 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
     rc |= tdx_ser_u(b, kept) | tdx_ser_u(b, ps.n) | tdx_ser_u(b, vg->granges.n);
     rc |= tdx_ser_u(b, vg->pranges.n) | tdx_ser_u(b, vg->threads.n);
 
-    tdx_rans_enc own, *e = enc ? enc : &own;
-    if (!enc) tdx_rans_enc_init(&own);
+    tdx_rans_enc own; /* used without enc; empty (nothing to free) with it */
+    tdx_rans_enc_init(&own);
+    tdx_rans_enc *e = enc ? enc : &own;
     if (!rc && tdx_rans_enc_reset(e, SF_COUNT)) rc = -1;
     const int64_t tl = vg->tlast;
     int64_t prev = 0;
@@ -1649,7 +1650,7 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
         prev = vg->threads.v[i];
     }
     if (!rc && (e->oom || tdx_rans_enc_finish(e, b))) rc = -1;
-    if (!enc) tdx_rans_enc_free(&own);
+    tdx_rans_enc_free(&own);
     tdx_vec_free(&ps);
     return rc ? -1 : 0;
 }

@@ -390,7 +390,7 @@ Test(sumindex, progress_counts_the_records_read_back) {
     cr_assert(b.n == n && memcmp(b.v, want, n) == 0, "progress changed the section");
     /* every goroutine and task (one part each here) read twice: a call every 4096, and the end */
     uint64_t total = 2 * (uint64_t)(f.s.gs.n + f.s.tasks.n);
-    cr_assert_gt(total, 4 * 4096);
+    cr_assert_gt(total, (uint64_t)4 * 4096);
     cr_assert_eq(l.n, total / 4096 + 1);
     for (size_t i = 0; i < l.n; i++) {
         cr_assert_eq(l.total[i], total, "call %zu: total %llu", i, (unsigned long long)l.total[i]);
