@@ -114,7 +114,7 @@ int tdx_viewgen_save(const tdx_viewgen *vg, tdx_buf *out);
  * final state unpruned). enc: an encoder to code with, whose memory is kept for the caller's
  * next save (NULL: one of its own, freed before it returns). A build saves thousands of
  * checkpoints: a fresh encoder each time grew ~150 KB of tables, which free then gave back to
- * the system (brk and TLB flushes on both cores: ~half of a 256 MiB build's system time). */
+ * the system (brk and TLB flushes on both cores: a quarter of a 256 MiB build's system time). */
 int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *out, bool (*keep)(void *, int64_t),
                             void *ctx, tdx_rans_enc *enc);
 /* Overrides the flow-arrow and async-slice sequence numbers (a windowed query restored from a
