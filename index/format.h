@@ -1,4 +1,4 @@
-/* format.h: the index file's on-disk layout, version 2 (documented in docs/index-format.md):
+/* format.h: the index file's on-disk layout, TDX_IDX_VERSION (documented in docs/index-format.md):
  * header, section table, section kinds and fixed-size records, all little-endian. */
 #ifndef TDX_FORMAT_H
 #define TDX_FORMAT_H
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define TDX_IDX_MAGIC "TRACEIDX"
-#define TDX_IDX_VERSION 7
+#define TDX_IDX_VERSION 8
 #define TDX_IDX_HEADER_SIZE 128
 #define TDX_IDX_SECTION_SIZE 32
 

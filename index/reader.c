@@ -496,13 +496,17 @@ static int verify_resources(tdx_index *ix, uint32_t kind, uint64_t want, uint64_
 }
 
 /* The events that name a goroutine, a proc and a thread (as the writer counts them: each id an
- * event carries, and a state transition's resource when it is not the event's g or p). */
+ * event carries, and a state transition's goroutine or proc when it is not the event's own). */
 static void count_resources(const tdx_event *e, uint64_t seen[3]) {
     seen[0] += e->g >= 0;
     seen[1] += e->p >= 0;
     seen[2] += e->m >= 0;
-    if (e->kind == TDX_KIND_STATE_TRANSITION && e->res != e->g && e->res != e->p && e->res >= 0)
-        seen[e->res_kind == TDX_RES_PROC ? 1 : 0]++;
+    if (e->kind == TDX_KIND_STATE_TRANSITION && e->res >= 0) {
+        if (e->res_kind == TDX_RES_PROC)
+            seen[1] += e->res != e->p;
+        else
+            seen[0] += e->res != e->g;
+    }
 }
 
 int tdx_index_verify(tdx_index *ix, tdx_err *err) {

@@ -230,7 +230,7 @@ static int account(tdx_iwriter *w, const tdx_event *ev, size_t n, bool gen_end, 
         const tdx_event *e = &ev[i];
         if (see(&w->gs, e->g, e->time)) goto oom;
         if (e->kind == TDX_KIND_STATE_TRANSITION && e->res_kind == TDX_RES_GOROUTINE &&
-            e->res != e->g && e->res != e->p && see(&w->gs, e->res, e->time))
+            e->res != e->g && see(&w->gs, e->res, e->time))
             goto oom;
         if ((e->type == TDX_EV_STW_BEGIN || e->type == TDX_EV_STW_END) &&
             tdx_hmap_get(&w->stw_set, e->str[0]) == TDX_HMAP_EMPTY &&
@@ -250,7 +250,7 @@ static int account_mp(tdx_iwriter *w, const tdx_event *e) {
     if (see(&w->ms, e->m, e->time) || see(&w->ps, e->p, e->time)) return -1;
     if (e->kind == TDX_KIND_STATE_TRANSITION && e->res_kind == TDX_RES_PROC) {
         if (e->res > w->max_proc) w->max_proc = e->res;
-        if (e->res != e->g && e->res != e->p && see(&w->ps, e->res, e->time)) return -1;
+        if (e->res != e->p && see(&w->ps, e->res, e->time)) return -1;
     }
     return 0;
 }

@@ -157,6 +157,7 @@ def check_index(tdx, name, tmp):
     got = run([tdx, "dump", "--events", os.path.join(tmp, name + ".j1.tidx")], timeout=900)
     if got.returncode != 0 or got.stdout != want:
         fail("events read back from the index differ: " + first_diff(got.stdout, want))
+    check_resources(os.path.join(tmp, name + ".j1.tidx"), want)
     p = run([tdx, "info", "--verify", os.path.join(tmp, name + ".j1.tidx")])
     if p.returncode != 0 or b"all checksums verified" not in p.stdout:
         fail("info --verify: " + p.stderr.decode())
@@ -170,6 +171,68 @@ def check_index(tdx, name, tmp):
         p = run([tdx] + args)
         if p.returncode != 0:
             fail("%s given the trace: %s" % (args[0], p.stderr.decode()))
+
+
+def check_resources(index, events):
+    """GOROUTINES, PROCS and THREADS as docs/index-format.md defines them, recounted from the
+    events: per id, the events naming it (as the event's goroutine, proc or thread, or as a state
+    transition's goroutine or proc other than the event's own) and the first and last time."""
+    import struct
+    want = ({}, {}, {})
+
+    def see(kind, i, time):
+        r = want[kind].get(i)
+        if r is None:
+            want[kind][i] = [1, time, time]
+        else:
+            r[0] += 1
+            r[2] = time
+    for line in events.decode().split("\n"):
+        if not line.startswith("M="):
+            continue
+        f = line.split(" ")
+        m, p, g = (int(x[2:]) for x in f[:3])
+        time = int(f[4][len("Time="):])
+        for kind, i in ((0, g), (1, p), (2, m)):
+            if i >= 0:
+                see(kind, i, time)
+        if f[3] == "StateTransition":
+            if f[5].startswith("GoID=") and int(f[5][5:]) != g:
+                see(0, int(f[5][5:]), time)
+            if f[5].startswith("ProcID=") and int(f[5][7:]) != p:
+                see(1, int(f[5][7:]), time)
+    data = open(index, "rb").read()
+    secs = {kind: (off, n) for kind, off, n in sections(index)}
+
+    def uvarint(o):
+        v = shift = 0
+        while True:
+            c = data[o]
+            o += 1
+            v |= (c & 0x7F) << shift
+            shift += 7
+            if c < 0x80:
+                return v, o
+
+    def unzigzag(v):
+        return (v >> 1) ^ -(v & 1)
+    for kind, sec in enumerate((8, 9, 10)):  # GOROUTINES, PROCS, THREADS
+        off, _ = secs[sec]
+        count = struct.unpack_from("<Q", data, off)[0]
+        o, rid, first, got = off + 8, 0, 0, {}
+        for _ in range(count):
+            fields = []
+            for _ in range(4):
+                v, o = uvarint(o)
+                fields.append(v)
+            rid += unzigzag(fields[0])
+            first += unzigzag(fields[2])
+            got[rid] = [fields[1], first, first + unzigzag(fields[3])]
+        if got != want[kind]:
+            diff = [(i, got.get(i), want[kind].get(i))
+                    for i in sorted(set(got) | set(want[kind])) if got.get(i) != want[kind].get(i)]
+            fail("section %s differs from the events (id, [events, first, last] in the index, "
+                 "recounted): %s" % (("GOROUTINES", "PROCS", "THREADS")[kind], diff[:5]))
 
 
 def sections(path):
