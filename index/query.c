@@ -84,7 +84,10 @@ static int load_store(qctx *q) {
     uint64_t len;
     const uint8_t *p = tdx_index_section(q->ix, TDX_SEC_VGSTORE, &len, q->err);
     if (!p) return -1;
-    if (tdx_vgstore_load(&q->store, p, (size_t)len, &q->ix->tabs, q->err)) return -1;
+    if (tdx_vgstore_load(&q->store, p, (size_t)len, &q->ix->tabs, q->err))
+        return q->err->kind == TDX_EINDEX
+                   ? damaged(q, q->ix->sec[TDX_SEC_VGSTORE].off, "section VGSTORE")
+                   : -1;
     /* The stack nodes are checked and read only if the frame tree numbers a new frame (a task
      * query's own; the saved tree holds every other frame a query prints). */
     const tdx_isection *ns = &q->ix->sec[TDX_SEC_VGNODES];

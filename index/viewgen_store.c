@@ -259,6 +259,13 @@ int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out, tdx_buf *nodes) {
     return 0;
 }
 
+static int load_failed(tdx_vgstore *s, tdx_err *err) {
+    int oom = s->oom;
+    tdx_vgstore_free(s);
+    return tdx_errf(err, oom ? TDX_ENOMEM : TDX_EINDEX, TDX_NO_OFFSET,
+                    oom ? "out of memory" : "damaged string/stack store");
+}
+
 int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *ident,
                      tdx_err *err) {
     if (tdx_vgstore_init(s)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
@@ -284,7 +291,8 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
         if (!d.bad && (len == 0 || tdx_vgstore_intern(s, q, len) != base + i)) d.bad = 1;
     }
     if (!d.bad && (size_t)(d.end - d.p) != (size_t)(nstk ? nstk - 1 : 0) * 4) d.bad = 1;
-    if (!d.bad && tdx_vec_reserve(&s->stack_node, nstk + 1)) goto oom;
+    if (d.bad || s->oom) return load_failed(s, err); /* before the stack table is allocated */
+    if (tdx_vec_reserve(&s->stack_node, nstk + 1)) goto oom;
     /* The node hash is rebuilt only if something adds nodes (queries look stacks up by id). */
     free(s->node_slots);
     s->node_slots = NULL;
@@ -297,13 +305,7 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
         if (node >= nnodes) d.bad = 1;
         s->stack_node.v[s->stack_node.n++] = node;
     }
-    if (d.bad || s->oom) {
-        int oom = s->oom;
-        tdx_vgstore_free(s);
-        return tdx_errf(err, oom ? TDX_ENOMEM : TDX_EINDEX, TDX_NO_OFFSET,
-                        oom ? "out of memory" : "damaged string/stack store");
-    }
-    return 0;
+    return d.bad || s->oom ? load_failed(s, err) : 0;
 oom:
     tdx_vgstore_free(s);
     return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
