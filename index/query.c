@@ -120,7 +120,8 @@ static int load_dir(qctx *q, int view) {
                   ck_time(q, k) < ck_time(q, k - 1) ||
                   tdx_rd64(c + CK_NOPT) < tdx_rd64(c - CK_SIZE + CK_NOPT)))
             return damaged(q, q->dir_off + VH_SIZE + k * CK_SIZE, what);
-        if (tdx_rd64(c + CK_EVENT) > q->ix->meta[M_EVENTS])
+        /* A count of output events fits the signed index the writer steps, with room to grow. */
+        if (tdx_rd64(c + CK_EVENT) > q->ix->meta[M_EVENTS] || tdx_rd64(c + CK_NOPT) > INT64_MAX / 2)
             return damaged(q, q->dir_off + VH_SIZE + k * CK_SIZE, what);
     }
     return 0;
@@ -259,11 +260,11 @@ static int run_replay(qctx *q, tdx_evpipe *pipe, tdx_viewgen *vg, replay *r, tdx
         if (first + n <= idx) continue; /* before `from` in its block */
         for (size_t i = (size_t)(idx - first); i < n && idx < r->to; i++, idx++) {
             const tdx_event *e = &evs[i];
-            if (r->counters_due && e->time - r->t0 >= r->counters_at) {
+            if (r->counters_due && tdx_wsub(e->time, r->t0) >= r->counters_at) {
                 tdx_viewgen_emit_counters(vg, r->counters_at);
                 r->counters_due = false;
             }
-            if (idx >= r->stop_check && e->time - r->t0 > r->wend && may_stop(r, idx)) {
+            if (idx >= r->stop_check && tdx_wsub(e->time, r->t0) > r->wend && may_stop(r, idx)) {
                 st->skipped = r->to - idx;
                 return 0;
             }

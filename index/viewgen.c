@@ -1371,8 +1371,9 @@ void tdx_viewgen_resolved_free(tdx_viewgen_resolved *r) {
 static int set_task(const tdx_summary *s, uint32_t ti, int64_t t0, int64_t tend,
                     tdx_viewgen_resolved *r, tdx_err *err) {
     const tdx_sumtask *t = &s->tasks.v[ti];
-    r->opts.wstart = t->start.present ? t->start.time - t0 : 0;
-    r->opts.wend = t->end.present ? t->end.time - t0 : tend - t0;
+    /* the index's times: wrapping differences (a crafted one must not overflow) */
+    r->opts.wstart = t->start.present ? tdx_wsub(t->start.time, t0) : 0;
+    r->opts.wend = tdx_wsub(t->end.present ? t->end.time : tend, t0);
     size_t n;
     if (tdx_summary_task_list(s, ti, t0, tend, &r->tasks, &n))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
@@ -1393,8 +1394,8 @@ int tdx_viewgen_resolve(const tdx_viewquery *q, const tdx_summary *s, int64_t t0
             return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "failed to find goroutine %lld",
                             (long long)q->goid);
         r->opts.view = TDX_VIEW_GOROUTINE;
-        r->opts.wstart = g->start ? g->start - t0 : 0;
-        r->opts.wend = g->end ? g->end - t0 : tend - t0;
+        r->opts.wstart = g->start ? tdx_wsub(g->start, t0) : 0;
+        r->opts.wend = tdx_wsub(g->end ? g->end : tend, t0);
         r->opts.focus = (int64_t)q->goid;
         size_t n;
         if (tdx_summary_related(s, (int64_t)q->goid, nevents, &r->filter, &n))
@@ -1767,13 +1768,17 @@ int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *er
     vg->arrow_seq = tdx_deser_u(&d);
     vg->async_seq = tdx_deser_u(&d);
     vg->broken = tdx_deser_u(&d);
+    /* Counters a replay steps by small amounts: far from the int64 limits or damaged. */
+    const int64_t far = INT64_MAX / 4;
     for (int i = 0; i < 5; i++) {
         vg->gst[i] = tdx_deser_i(&d);
         vg->gst_prev[i] = tdx_deser_i(&d);
+        if (vg->gst[i] < -far || vg->gst[i] > far) d.bad = 1;
     }
     for (int i = 0; i < 3; i++) {
         vg->th[i] = tdx_deser_i(&d);
         vg->th_prev[i] = tdx_deser_i(&d);
+        if (vg->th[i] < -far || vg->th[i] > far) d.bad = 1;
     }
     vg->heap_alloc = tdx_deser_u(&d);
     vg->heap_goal = tdx_deser_u(&d);
@@ -1781,6 +1786,7 @@ int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *er
     vg->prev_goal = tdx_deser_u(&d);
     vg->gomaxprocs = tdx_deser_u(&d);
     vg->max_proc = tdx_deser_i(&d);
+    if (vg->max_proc < 0 || vg->max_proc > TDX_VIEW_MAX_PROC) d.bad = 1; /* a lane per id */
     uint64_t ng = tdx_deser_u(&d), cnt[4];
     if (ng > UINT32_MAX) d.bad = 1;
     for (int i = 0; i < 4; i++)

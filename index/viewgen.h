@@ -22,6 +22,10 @@ enum tdx_view { TDX_VIEW_PROC = 0, TDX_VIEW_THREAD = 1, TDX_VIEW_GOROUTINE = 2 }
 #define TDX_NTASK_COLORS 23
 extern const char *const tdx_task_colors[TDX_NTASK_COLORS];
 
+/* The largest proc id the proc view lays out: it names one lane per id up to the largest, and
+ * Go's own pseudo lanes start at FakeP (1000000). */
+#define TDX_VIEW_MAX_PROC 999999
+
 #define TDX_LANE_TIMERS 1000001ULL
 #define TDX_LANE_NETPOLL 1000002ULL
 #define TDX_LANE_SYSCALL 1000003ULL

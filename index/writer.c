@@ -20,6 +20,7 @@
 #include "format.h"
 #include "strpack.h"
 #include "tables.h"
+#include "viewgen.h"
 
 typedef struct res_rec {
     uint64_t id;
@@ -244,11 +245,13 @@ oom:
 }
 
 /* The ordering thread's share of the accounting (the two threads' loads balance with it): kinds,
- * threads, procs and the largest proc, per event. */
+ * threads, procs and the largest proc, per event. 0, -1 (memory) or -2 (a proc id above what the
+ * proc view lays out). */
 static int account_mp(tdx_iwriter *w, const tdx_event *e) {
     if (e->kind < 15) w->kinds[e->kind]++;
     if (see(&w->ms, e->m, e->time) || see(&w->ps, e->p, e->time)) return -1;
     if (e->kind == TDX_KIND_STATE_TRANSITION && e->res_kind == TDX_RES_PROC) {
+        if (e->res > TDX_VIEW_MAX_PROC) return -2;
         if (e->res > w->max_proc) w->max_proc = e->res;
         if (e->res != e->p && see(&w->ps, e->res, e->time)) return -1;
     }
@@ -404,7 +407,16 @@ int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
      * the block is encoded at once from this thread's cache. perf had the ordinary stores at 40%
      * of the ordering thread's time. */
     tdx_evstore(&w->block.v[w->block.n], &e, w->q != NULL);
-    if (account_mp(w, &e)) return FAIL_OOM(w);
+    int rc = account_mp(w, &e);
+    if (rc == -2) {
+        tdx_errf(&w->err, TDX_EUNSUPPORTED, TDX_NO_OFFSET,
+                 "proc %lld: the proc view has a lane for every proc id up to the largest, and "
+                 "ids above %d are the viewer's own (Go's FakeP): not indexed",
+                 (long long)e.res, TDX_VIEW_MAX_PROC);
+        w->failed = 1;
+        return -1;
+    }
+    if (rc) return FAIL_OOM(w);
     if (w->nevents == 0) w->first_time = e.time;
     if (w->block.n == 0 && w->nevents == w->gen_first_event) w->gen_first_time = e.time;
     w->last_time = e.time;

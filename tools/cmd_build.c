@@ -193,8 +193,8 @@ int cmd_build(int argc, char **argv) {
     if (rrc) {
         cli_progress_end(&prog);
         const tdx_err *we = tdx_iwriter_error(w);
-        if (we->kind != TDX_OK)
-            cli_report(out, we);
+        if (we->kind != TDX_OK) /* the output's own trouble, or something of the trace it refuses */
+            cli_report(we->kind == TDX_EUNSUPPORTED ? path : out, we);
         else
             cli_report(path, &err);
         tdx_iwriter_abort(w);

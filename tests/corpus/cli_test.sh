@@ -72,6 +72,21 @@ expect 0 "$T" build --verbose "$D/edge/goid-reused-large.test" -o "$W/reused.tid
 has err "redone: a goroutine id was reused"
 expect 0 "$T" info --verify "$W/reused.tidx"
 
+# A proc id at Go's FakeP (1000000): valid, as for Go's parser, but the proc view has a lane for
+# every id up to the largest, and its own lanes start there; build refuses it, naming the trace,
+# and leaves nothing. One below is indexed.
+sed -e 's/ProcStatus dt=1 p=0 /ProcStatus dt=1 p=1000000 /' -e '0,/size=20/s//size=22/' \
+    "$D/edge/goswitch.test" >"$W/fakep.test"
+expect 0 "$T" validate "$W/fakep.test"
+expect 1 "$T" build "$W/fakep.test" -o "$W/fakep.tidx"
+has err "traceidx: $W/fakep.test: proc 1000000: the proc view has a lane for every proc id"
+[ -z "$(ls "$W" | grep 'fakep.tidx')" ] || fail "a refused build left a file"
+sed 's/p=1000000 /p=999999 /' "$W/fakep.test" >"$W/lastp.test"
+expect 0 "$T" build --quiet "$W/lastp.test" -o "$W/lastp.tidx"
+expect 0 "$T" query "$W/lastp.tidx" --range 0:+1us -o "$W/lastp.json"
+grep -q '"name":"Proc 999999"' "$W/lastp.json" || fail "no lane for proc 999999"
+rm -f "$W/lastp.json"
+
 # Text errors name the line.
 printf 'Trace Go1.22\nEventBatch gen=1 m=0 time=0 size=1\nProcStatus dt=1 p=0 pstatus=1 # no\n' >"$W/bad.txt"
 expect 1 "$T" text2bin "$W/bad.txt" -o "$W/bad.trace"
