@@ -176,6 +176,7 @@ static void free_all(tdx_iwriter *w) {
 
 void tdx_iwriter_abort(tdx_iwriter *w) {
     if (!w) return;
+    enc_end(w, false); /* the encoder thread writes through the file being removed */
     tdx_afile_abort(&w->f);
     free_all(w);
 }
