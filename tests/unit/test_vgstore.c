@@ -360,6 +360,7 @@ Test(vgstore, damaged_store_bytes_are_refused) {
         free(p);
     }
     static const uint8_t flips[] = {0x01, 0x80, 0xff};
+    cr_assert_gt(saved.n, 6);
     uint8_t *p = malloc(saved.n);
     cr_assert_not_null(p);
     for (size_t i = 0; i < saved.n; i++)
