@@ -202,11 +202,16 @@ void cli_remove_on_signal(const char *path) {
     victim_set = 1;
     if (installed) return;
     installed = true;
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         struct sigaction sa;
-        /* A signal ignored from the start (nohup, a shell's background job) stays ignored. */
-        if (sigaction(sigs[i], NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) continue;
+        /* A signal ignored from the start (nohup, a shell's background job) stays ignored. A crash
+         * signal someone else handles (a sanitizer's report) stays theirs. SIGBUS is what a trace
+         * truncated under its mapping gives. */
+        bool crash = sigs[i] != SIGINT && sigs[i] != SIGTERM && sigs[i] != SIGHUP;
+        if (sigaction(sigs[i], NULL, &sa) == 0 &&
+            (sa.sa_handler == SIG_IGN || (crash && sa.sa_handler != SIG_DFL)))
+            continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = remove_victim;
         sigemptyset(&sa.sa_mask);

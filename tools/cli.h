@@ -58,7 +58,8 @@ double cli_now(void);
 double cli_peak_rss_mib(void);
 
 /* While an output is being written to a temporary file: removes `path` if the process is
- * interrupted (SIGINT, SIGTERM, SIGHUP) and then dies of the signal as it would have. NULL: none
+ * interrupted (SIGINT, SIGTERM, SIGHUP) or crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+ * unless something else handles those) and then dies of the signal as it would have. NULL: none
  * (call it after the file is renamed into place or removed). One file at a time. */
 void cli_remove_on_signal(const char *path);
 

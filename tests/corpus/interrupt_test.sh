@@ -1,6 +1,8 @@
 #!/bin/sh
-# interrupt_test.sh TRACEIDX TRACEGEN PYTHON3: a build stopped by SIGINT or SIGTERM while it writes
-# leaves neither its temporary file nor a target behind, and exits as killed by the signal.
+# interrupt_test.sh TRACEIDX TRACEGEN PYTHON3: a build stopped by SIGINT or SIGTERM while it writes,
+# or dying of SIGBUS or SIGSEGV (a trace truncated under its mapping, a crash), leaves neither its
+# temporary file nor a target behind, and exits as killed by the signal. (Under the sanitizers,
+# which handle the crash signals themselves, only SIGINT and SIGTERM.)
 set -eu
 
 TRACEIDX=$1
@@ -16,7 +18,9 @@ fail() {
 
 "$TRACEGEN" --quiet --size 48MiB --seed 7 --version 25 -o "$tmp/t.trace" || fail "tracegen"
 
-for sig in INT TERM; do
+sigs="INT TERM BUS SEGV"
+[ -z "${TRACEIDX_SANITIZE:-}" ] || sigs="INT TERM"
+for sig in $sigs; do
     rm -f "$tmp/t.tidx"
     # (A shell starts background jobs with SIGINT ignored, which traceidx respects; a terminal's
     # Ctrl-C reaches a process whose SIGINT is at its default, as python sets it here.)
@@ -44,6 +48,8 @@ os.execv(sys.argv[1], sys.argv[1:])' "$TRACEIDX" build -j 1 --quiet "$tmp/t.trac
     case $sig in
     INT) want=130 ;;
     TERM) want=143 ;;
+    BUS) want=135 ;;
+    SEGV) want=139 ;;
     esac
     [ "$rc" -eq "$want" ] || fail "$sig: exit status $rc, want $want"
     [ -z "$left" ] || fail "$sig: left behind: $left"
