@@ -18,6 +18,7 @@
 #include "evcodec.h"
 #include "sumindex.h"
 #include "strpack.h"
+#include "viewgen_store.h"
 #include "viewsec.h"
 #include "writer.h"
 
@@ -465,6 +466,25 @@ static int verify_view(tdx_index *ix, uint32_t kind, tdx_err *err) {
     return 0;
 }
 
+/* The viewer store and its stack nodes as a query loads them (their checksums pass for bytes
+ * that were altered and re-sealed, which only this finds). */
+static int verify_store(tdx_index *ix, tdx_err *err) {
+    uint64_t len, nlen;
+    const uint8_t *p = tdx_index_section(ix, TDX_SEC_VGSTORE, &len, err);
+    const uint8_t *np = p ? tdx_index_section(ix, TDX_SEC_VGNODES, &nlen, err) : NULL;
+    if (!np) return -1;
+    tdx_vgstore st;
+    if (tdx_vgstore_load(&st, p, (size_t)len, &ix->tabs, err))
+        return err->kind == TDX_EINDEX
+                   ? corrupt(err, ix->sec[TDX_SEC_VGSTORE].off, "section VGSTORE")
+                   : -1;
+    int rc = tdx_vgstore_load_nodes(&st, np, (size_t)nlen, err);
+    tdx_vgstore_free(&st);
+    if (rc && err->kind == TDX_EINDEX)
+        return corrupt(err, ix->sec[TDX_SEC_VGNODES].off, "section VGNODES");
+    return rc ? -1 : 0;
+}
+
 /* Decodes a GOROUTINES, PROCS or THREADS table: as many records as META counts, ids strictly
  * ascending (signed), each seen by an event, last time not before the first, nothing after;
  * *events gets the sum of the records' event counts (the caller recounts them from the events).
@@ -522,6 +542,7 @@ int tdx_index_verify(tdx_index *ix, tdx_err *err) {
         if (verify_resources(ix, res_sec[i], ix->meta[res_meta[i]], &res_events[i], err)) return -1;
     for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE; k++)
         if (ix->sec[k].present && verify_view(ix, k, err)) return -1;
+    if (ix->sec[TDX_SEC_VGSTORE].present && verify_store(ix, err)) return -1;
     if (ix->sec[TDX_SEC_SUMMARY].present) { /* blocked: it checks its own blocks */
         uint64_t len;
         const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);

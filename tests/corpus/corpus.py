@@ -428,6 +428,25 @@ def check_crafted(tdx, name, tmp):
     if seen != {0, 1}:
         fail("the crafted indexes gave only exit codes %s (want both: the check checks nothing)"
              % sorted(seen))
+    # The viewer store's first count (identity strings) changed under a re-sealed checksum: the
+    # checksums alone pass it, info --verify loads the store and refuses it, and every query
+    # refuses it cleanly (a query used to crash on such a store).
+    _, vg_off, _, _ = secs[11]
+    for v in (0x7E, 0x7F):
+        if data[vg_off + 6] == v:
+            continue
+        b = bytearray(data)
+        b[vg_off + 6] = v
+        reseal(b, 11)
+        open(bad, "wb").write(b)
+        for q in [["info", "--verify", bad]] + [["query", bad, "-o", os.path.join(tmp, "q.json")]
+                                                 + q for q in queries]:
+            p = run([tdx] + q, timeout=120)
+            err = p.stderr.decode(errors="replace")
+            if (p.returncode != 1 or "VGSTORE is corrupt" not in err or "rebuild" not in err
+                    or "Sanitizer" in err or "runtime error" in err):
+                fail("viewer store count 0x%02x, %s: exit %d\n%s" % (v, " ".join(q[:2]),
+                                                                      p.returncode, err[:2000]))
 
 
 def main():
