@@ -871,9 +871,17 @@ static int merge(parser *ps, tdx_err *err) {
             if (avail_remove(ps, pos)) return OOM(err);
         }
         if (ps->heap.n == 0) {
+            /* Stuck: the offset is the earliest event that waits (Go names none). */
+            uint64_t at = TDX_NO_OFFSET;
+            for (size_t i = 0; i < ps->procs.n; i++) {
+                const proc *pr = &ps->procs.v[i];
+                if (pr->done) continue;
+                if (pr->head < pr->evs.n && tdx_v1_event_off(&pr->evs.v[pr->head]) < at)
+                    at = tdx_v1_event_off(&pr->evs.v[pr->head]);
+            }
             for (size_t i = 0; i < ps->procs.n; i++)
                 if (!ps->procs.v[i].done)
-                    return tdx_errf(err, TDX_EVALIDATE, TDX_NO_OFFSET,
+                    return tdx_errf(err, TDX_EVALIDATE, at,
                                     "no consistent ordering of events possible");
             break;
         }
@@ -1445,7 +1453,7 @@ int tdx_v1_parse(const uint8_t *data, size_t size, int version, tdx_v1_trace *t,
     if (!rc) rc = merge(ps, err);
     if (!rc) rc = fix_times(ps, err);
     if (!rc && t->ticks_per_sec == 0)
-        rc = tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "no EvFrequency event");
+        rc = tdx_errf(err, TDX_EFORMAT, size, "no EvFrequency event"); /* absent: the end */
     if (!rc) to_ns(ps);
     if (!rc) rc = validate(t, err);
     parser_free(ps);

@@ -456,7 +456,7 @@ Test(v1_convert, syscall_sample_quirk) {
 
 /* ---- error paths ---- */
 
-static void expect_error(const tb *t, int version, const char *msg, int events) {
+static uint64_t expect_error(const tb *t, int version, const char *msg, int events) {
     sink s;
     tdx_read_stats st;
     tdx_err err;
@@ -464,6 +464,7 @@ static void expect_error(const tb *t, int version, const char *msg, int events) 
     cr_expect_str_eq(err.msg, msg);
     cr_expect_eq(s.nev, events, "%s: %d events delivered", msg, s.nev);
     tdx_vec_free(&s.out);
+    return err.offset;
 }
 
 /* The minimal fixture rebuilt, with hooks for breaking it. */
@@ -493,9 +494,13 @@ Test(v1_errors, parse_errors_deliver_nothing) {
     tdx_vec_free(&s.out);
 
     small(&t, 19, 2, true, false);
-    expect_error(&t, 19, "no consistent ordering of events possible", 0);
+    uint64_t at = expect_error(&t, 19, "no consistent ordering of events possible", 0);
+    /* the GoStart waiting for a sequence number that never comes */
+    cr_expect(at > 16 && at < t.n, "stuck at offset %llu of %zu", (unsigned long long)at, t.n);
+    cr_expect_eq(t.b[at] & 0x3f, TDX_V1_GO_START, "offset %llu is not the GoStart",
+                 (unsigned long long)at);
     small(&t, 19, 1, false, false);
-    expect_error(&t, 19, "no EvFrequency event", 0);
+    cr_expect_eq(expect_error(&t, 19, "no EvFrequency event", 0), t.n, "absent: the end");
     small(&t, 19, 1, true, true);
     expect_error(&t, 19, "g 0 did GoEnd (time 10)", 0);
 
