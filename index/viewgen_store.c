@@ -259,6 +259,7 @@ int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out, tdx_buf *nodes) {
     return 0;
 }
 
+/* Frees what a failed load built: memory when s->oom, else damage. */
 static int load_failed(tdx_vgstore *s, tdx_err *err) {
     int oom = s->oom;
     tdx_vgstore_free(s);
@@ -277,7 +278,10 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
     if (nid && (!ident || ident->strings.n != nid || ident->stacks.n != nstk)) d.bad = 1;
     if (nown > n || nnodes == 0 || nnodes >= UINT32_MAX || nstk > n / 4 + 1) d.bad = 1;
     if (!d.bad && nid) {
-        if (tdx_vec_reserve(&s->strs, nid)) goto oom;
+        if (tdx_vec_reserve(&s->strs, nid)) {
+            s->oom = 1;
+            return load_failed(s, err);
+        }
         /* identity strings are read through ident (unpacked on demand), never from strs */
         s->strs.n = nid;
         s->nident = (uint32_t)nid;
@@ -291,8 +295,8 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
         if (!d.bad && (len == 0 || tdx_vgstore_intern(s, q, len) != base + i)) d.bad = 1;
     }
     if (!d.bad && (size_t)(d.end - d.p) != (size_t)(nstk ? nstk - 1 : 0) * 4) d.bad = 1;
-    if (d.bad || s->oom) return load_failed(s, err); /* before the stack table is allocated */
-    if (tdx_vec_reserve(&s->stack_node, nstk + 1)) goto oom;
+    if (!d.bad && !s->oom && tdx_vec_reserve(&s->stack_node, nstk + 1)) s->oom = 1;
+    if (d.bad || s->oom) return load_failed(s, err); /* before the stack table is written */
     /* The node hash is rebuilt only if something adds nodes (queries look stacks up by id). */
     free(s->node_slots);
     s->node_slots = NULL;
@@ -306,9 +310,6 @@ int tdx_vgstore_load(tdx_vgstore *s, const uint8_t *p, size_t n, const tdx_gen *
         s->stack_node.v[s->stack_node.n++] = node;
     }
     return d.bad || s->oom ? load_failed(s, err) : 0;
-oom:
-    tdx_vgstore_free(s);
-    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
 }
 
 int tdx_vgstore_load_nodes(tdx_vgstore *s, const uint8_t *p, size_t n, tdx_err *err) {

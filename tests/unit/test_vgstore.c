@@ -27,6 +27,13 @@ static void fill(tdx_vgstore *s, uint32_t *leaf, size_t nleaf) {
     cr_assert_eq(s->oom, 0);
 }
 
+/* fill()'s store with 24 leaves, saved (strings and stack keys, then the nodes). */
+static void fill_saved(tdx_vgstore *a, uint32_t leaf[24], tdx_buf *saved, tdx_buf *nodes) {
+    fill(a, leaf, 24);
+    *saved = *nodes = (tdx_buf){0};
+    cr_assert_eq(tdx_vgstore_save(a, saved, nodes), 0);
+}
+
 static void same_nodes(const tdx_vgstore *a, const tdx_vgstore *b) {
     cr_assert_eq(tdx_vgstore_nnodes(a), tdx_vgstore_nnodes(b));
     for (uint32_t k = 0; k < tdx_vgstore_nnodes(a); k++) {
@@ -302,9 +309,8 @@ Test(vgstore, damaged_saved_tree) {
 Test(vgstore, deferred_nodes_load_when_needed) {
     tdx_vgstore a, b;
     uint32_t leaf[24];
-    fill(&a, leaf, 24);
-    tdx_buf saved = {0}, nodes = {0};
-    cr_assert_eq(tdx_vgstore_save(&a, &saved, &nodes), 0);
+    tdx_buf saved, nodes;
+    fill_saved(&a, leaf, &saved, &nodes);
     tdx_err err;
     uint64_t h = XXH3_64bits(nodes.v, nodes.n);
     /* A tree over a store whose nodes are deferred numbers a new frame after reading them. */
@@ -347,9 +353,8 @@ Test(vgstore, deferred_nodes_load_when_needed) {
 Test(vgstore, damaged_store_bytes_are_refused) {
     tdx_vgstore a, b;
     uint32_t leaf[24];
-    fill(&a, leaf, 24);
-    tdx_buf saved = {0}, nodes = {0};
-    cr_assert_eq(tdx_vgstore_save(&a, &saved, &nodes), 0);
+    tdx_buf saved, nodes;
+    fill_saved(&a, leaf, &saved, &nodes);
     tdx_err err;
     for (size_t m = 0; m < saved.n; m++) {
         uint8_t *p = malloc(m ? m : 1);
