@@ -42,6 +42,7 @@ void tdx_source_close(tdx_source *s) {
     if (s->map_) munmap(s->map_, s->maplen_);
     free(s->owned_);
     free(s->expect_pattern);
+    free(s->lines_);
     memset(s, 0, sizeof *s);
 }
 
@@ -125,7 +126,13 @@ int tdx_source_open(tdx_source *s, const char *path, tdx_err *err) {
     s->has_expect = info.has_expect;
     s->expect_failure = info.expect_failure;
     s->expect_pattern = info.expect_pattern;
+    s->lines_ = info.lines.v;
+    s->nlines_ = info.lines.n;
     return 0;
+}
+
+uint64_t tdx_source_line(const tdx_source *s, uint64_t off) {
+    return s->kind == TDX_SRC_TEXT ? tdx_textline_at(s->lines_, s->nlines_, off) : 0;
 }
 
 int tdx_source_open_v2(tdx_source *s, const char *path, tdx_err *err) {

@@ -17,6 +17,8 @@ enum tdx_source_kind {
 
 #define TDX_HEADER_SIZE 16
 
+struct tdx_textline; /* textfmt.h */
+
 typedef struct tdx_source {
     const char *path;
     const uint8_t *data; /* the binary trace bytes (mapped or owned) */
@@ -28,6 +30,8 @@ typedef struct tdx_source {
     bool expect_failure;
     char *expect_pattern; /* the decoded regular expression of a FAILURE line */
     /* private */
+    struct tdx_textline *lines_; /* text: where each event of data came from */
+    size_t nlines_;
     void *map_;
     size_t maplen_;
     uint8_t *owned_;
@@ -39,6 +43,11 @@ int tdx_source_open(tdx_source *s, const char *path, tdx_err *err);
 /* Wraps an in-memory binary trace (not copied; must outlive the source). */
 void tdx_source_from_memory(tdx_source *s, const char *name, const uint8_t *data, size_t size);
 void tdx_source_close(tdx_source *s);
+
+/* For a text source, the 1-based line of the file that the byte at off of data was converted
+ * from (the line of the event holding it); 0 for other sources. Errors carry offsets into
+ * data, which mean nothing to someone reading the text. */
+uint64_t tdx_source_line(const tdx_source *s, uint64_t off);
 
 /* Checks the 16-byte header. Returns 0 and the version (v1 or v2 numbers), or -1 with Go's
  * messages: "bad file format: not a Go execution trace?" or

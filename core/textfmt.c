@@ -178,7 +178,26 @@ static int read_data_line(lines *L, const char *evname, tdx_buf *data, tdx_err *
     return 0;
 }
 
-static int convert_trace(lines *L, tdx_buf *out, int *version_out, tdx_err *err) {
+/* Notes that the bytes appended from here on come from the line just read. */
+static int mark_line(tdx_textinfo *info, const tdx_buf *out, const lines *L) {
+    tdx_textline m = {out->n, L->lineno};
+    return tdx_vec_push(&info->lines, m);
+}
+
+uint64_t tdx_textline_at(const tdx_textline *v, size_t n, uint64_t off) {
+    if (!n) return 0;
+    size_t lo = 0, hi = n; /* the last entry with v[i].off <= off; the header's is 0 */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].off <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return v[lo].line;
+}
+
+static int convert_trace(lines *L, tdx_buf *out, tdx_textinfo *info, tdx_err *err) {
     span s, rest;
     if (!next_line(L, &s)) return tdx_errf(err, TDX_EFORMAT, 0, "empty text trace");
     span tok = read_token(s, &rest);
@@ -196,7 +215,8 @@ static int convert_trace(lines *L, tdx_buf *out, int *version_out, tdx_err *err)
                         "line %zu: encountered unexpected non-space at the end of the header",
                         L->lineno);
     int version = (int)v;
-    *version_out = version;
+    info->version = version;
+    if (mark_line(info, out, L)) goto oom;
     char hdr[17];
     snprintf(hdr, sizeof hdr, "go 1.%d trace", version);
     size_t hl = strlen(hdr);
@@ -213,6 +233,7 @@ static int convert_trace(lines *L, tdx_buf *out, int *version_out, tdx_err *err)
                             tok.p);
         }
         const tdx_evspec *sp = &tdx_specs[t];
+        if (mark_line(info, out, L)) goto oom_data;
         uint64_t args[TDX_MAX_ARGS] = {
             0}; /* the analyzer can't see that stack events set args[1] */
         if (read_args(rest, sp->args, sp->nargs, args, L, err)) {
@@ -324,7 +345,13 @@ int tdx_text_to_binary(const char *text, size_t n, tdx_buf *out, tdx_textinfo *i
         return tdx_errf(err, TDX_EFORMAT, 0, "test file has no \"-- trace --\" section");
     if (have_markers && expect.p && parse_expect(expect, info, err)) return -1;
     lines T = {trace.p, trace.p + trace.n, trace_line0};
-    return convert_trace(&T, out, &info->version, err);
+    if (convert_trace(&T, out, info, err)) {
+        tdx_vec_free(&info->lines);
+        free(info->expect_pattern);
+        info->expect_pattern = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 /* ---- fuzz corpus ---- */

@@ -22,6 +22,17 @@ void cli_report(const char *file, const tdx_err *err) {
         fprintf(stderr, "traceidx: %s: %s\n", file, err->msg);
 }
 
+void cli_report_trace(const char *file, const tdx_source *src, const tdx_err *err) {
+    uint64_t line = err->offset != TDX_NO_OFFSET ? tdx_source_line(src, err->offset) : 0;
+    if (line)
+        fprintf(stderr, "traceidx: %s: line %llu: %s\n", file, (unsigned long long)line, err->msg);
+    else if (src->kind == TDX_SRC_FUZZ && err->offset != TDX_NO_OFFSET)
+        fprintf(stderr, "traceidx: %s: offset %llu of its []byte value: %s\n", file,
+                (unsigned long long)err->offset, err->msg);
+    else
+        cli_report(file, err);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -17,6 +17,9 @@
 
 /* Prints "traceidx: FILE: offset N: MESSAGE" (offset omitted when unknown) to stderr. */
 void cli_report(const char *file, const tdx_err *err);
+/* The same for an error in a trace: a text trace's offsets, which are into its converted bytes,
+ * become the line they came from; a fuzz file's name its []byte value. */
+void cli_report_trace(const char *file, const tdx_source *src, const tdx_err *err);
 /* Prints a usage error and returns TDX_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -193,10 +193,12 @@ int cmd_build(int argc, char **argv) {
     if (rrc) {
         cli_progress_end(&prog);
         const tdx_err *we = tdx_iwriter_error(w);
-        if (we->kind != TDX_OK) /* the output's own trouble, or something of the trace it refuses */
-            cli_report(we->kind == TDX_EUNSUPPORTED ? path : out, we);
+        if (we->kind == TDX_EUNSUPPORTED) /* something of the trace the index cannot hold */
+            cli_report_trace(path, &src, we);
+        else if (we->kind != TDX_OK) /* the output's own trouble */
+            cli_report(out, we);
         else
-            cli_report(path, &err);
+            cli_report_trace(path, &src, &err);
         tdx_iwriter_abort(w);
         goto done;
     }

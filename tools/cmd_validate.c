@@ -59,12 +59,15 @@ static int print_flush(printer *p) {
     return p->failed;
 }
 
-static void usable_note(const tdx_err *err, const tdx_read_stats *st, size_t size) {
-    (void)err;
+static void usable_note(const tdx_read_stats *st, const tdx_source *src) {
     fprintf(stderr,
-            "traceidx: usable before the error: %" PRIu64 " generation%s, %" PRIu64
-            " events, the first %" PRIu64 " of %zu bytes\n",
-            st->generations, st->generations == 1 ? "" : "s", st->events, st->bytes, size);
+            "traceidx: usable before the error: %" PRIu64 " generation%s, %" PRIu64 " events, ",
+            st->generations, st->generations == 1 ? "" : "s", st->events);
+    uint64_t line = st->bytes < src->size ? tdx_source_line(src, st->bytes) : 0;
+    if (line)
+        fprintf(stderr, "the text before line %" PRIu64 "\n", line);
+    else
+        fprintf(stderr, "the first %" PRIu64 " of %zu bytes\n", st->bytes, src->size);
 }
 
 static bool is_framing_error(const tdx_err *err) {
@@ -170,8 +173,8 @@ int cmd_validate(int argc, char **argv) {
     if (expect) {
         exit_code = check_expectation(path, &src, rc, &err);
     } else if (rc) {
-        cli_report(path, &err);
-        if (is_framing_error(&err)) usable_note(&err, &st, src.size);
+        cli_report_trace(path, &src, &err);
+        if (is_framing_error(&err)) usable_note(&st, &src);
         exit_code = TDX_EXIT_FAIL;
     } else {
         char span[48];
@@ -265,7 +268,7 @@ int cmd_dump(int argc, char **argv) {
         tdx_source_close(&src);
         return TDX_EXIT_FAIL;
     }
-    if (rc) cli_report(path, &err);
+    if (rc) cli_report_trace(path, &src, &err);
     tdx_source_close(&src);
     return rc ? TDX_EXIT_FAIL : TDX_EXIT_OK;
 }

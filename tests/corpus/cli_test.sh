@@ -92,6 +92,18 @@ printf 'Trace Go1.22\nEventBatch gen=1 m=0 time=0 size=1\nProcStatus dt=1 p=0 ps
 expect 1 "$T" text2bin "$W/bad.txt" -o "$W/bad.trace"
 has err "line 3: encountered unexpected non-space at the end of an event"
 [ ! -e "$W/bad.trace" ] || fail "text2bin wrote an output for bad input"
+# ... and so do the reader's errors in a text trace, whose offsets are into the converted bytes:
+# the GoSwitch on line 13 waits for a sequence number that never comes.
+sed 's/GoSwitch dt=1 g=2 g_seq=1/GoSwitch dt=1 g=2 g_seq=5/' "$D/edge/goswitch.test" >"$W/seq.test"
+for c in validate "dump --events" build; do
+    # shellcheck disable=SC2086 # $c is a command and its option
+    expect 1 "$T" $c "$W/seq.test"
+    has err "traceidx: $W/seq.test: line 13: broken trace: failed to advance"
+done
+printf 'Trace Go1.22\nEventBatch gen=1 m=0 time=0 size=5\nFrequency freq=15625000\nEventBatch gen=1 m=0 time=0 size=50\nGoCreate dt=0 new_g=1 new_stack=0 stack=0\n' >"$W/short.txt"
+expect 1 "$T" validate "$W/short.txt"
+has err "short.txt: line 5: failed to read full batch: read 5 but wanted 50"
+has err "usable before the error: 1 generation, 2 events, the text before line 4$"
 
 # Raw dump round trip.
 expect 0 "$T" dump "$W/good.trace"

@@ -3,6 +3,7 @@
  * internal/trace/raw TextReader/TextWriter). Inputs are exact-size heap copies (ASan). */
 #include <criterion/criterion.h>
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ static conv t2b(const char *text) {
 static void conv_free(conv *c) {
     tdx_vec_free(&c->out);
     free(c->info.expect_pattern);
+    tdx_vec_free(&c->info.lines);
 }
 
 static void b_bytes(tdx_buf *b, const void *p, size_t n) {
@@ -375,6 +377,45 @@ static void txtar__failure_expectation(void) {
     conv_free(&c);
 }
 
+/* Every converted byte maps back to the line of the event it belongs to (stack frames and data
+ * lines to their event's), counted in the whole file; a failed conversion keeps no map. */
+static void txtar__converted_bytes_map_to_their_lines(void) {
+    conv c = t2b("-- expect --\n"
+                 "SUCCESS\n"
+                 "-- trace --\n"
+                 "Trace Go1.22\n"
+                 "\n"
+                 "EventBatch gen=1 m=0 time=0 size=4\n"
+                 "# a comment\n"
+                 "ProcStatus dt=1 p=0 pstatus=1\n"
+                 "Stack id=1 nframes=1\n"
+                 "\tpc=1 func=2 file=3 line=4\n"
+                 "String id=1\n"
+                 "\tdata=\"ab\"\n");
+    cr_assert_eq(c.rc, 0, "%s", c.err.msg);
+    /* header 16 bytes; EventBatch 5 (type + 4 args); ProcStatus 4; Stack 3 + a frame's 4; String
+     * 2 + length 1 + 2 */
+    static const uint64_t want[][2] = {{0, 4}, {16, 6}, {21, 8}, {25, 9}, {32, 11}};
+    cr_assert_eq(c.info.lines.n, 5);
+    for (size_t i = 0; i < 5; i++) {
+        cr_expect_eq(c.info.lines.v[i].off, want[i][0], "entry %zu", i);
+        cr_expect_eq(c.info.lines.v[i].line, want[i][1], "entry %zu", i);
+    }
+    cr_expect_eq(c.out.n, 37);
+    static const uint64_t at[][2] = {{0, 4},  {15, 4}, {16, 6},  {20, 6},  {21, 8},
+                                     {28, 9}, {31, 9}, {32, 11}, {36, 11}, {500, 11}};
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++)
+        cr_expect_eq(tdx_textline_at(c.info.lines.v, c.info.lines.n, at[i][0]), at[i][1],
+                     "offset %" PRIu64, at[i][0]);
+    cr_expect_eq(tdx_textline_at(NULL, 0, 3), 0);
+    conv_free(&c);
+    c = t2b("Trace Go1.22\nProcStatus dt=1 p=0 pstatus=1\nBogus x=1\n");
+    cr_assert_neq(c.rc, 0);
+    cr_expect_eq(c.info.lines.n, 0);
+    cr_expect_null(c.info.lines.v);
+    conv_free(&c);
+}
+
 static void txtar__pattern_escapes_are_decoded(void) {
     conv c = t2b("-- expect --\nFAILURE \"a\\\\.b\\\"c\\td\"\n-- trace --\nTrace Go1.25\n");
     cr_assert_eq(c.rc, 0, "%s", c.err.msg);
@@ -654,6 +695,7 @@ Test(txtar, expectations) {
     txtar__success_and_empty_expectations();
     txtar__bad_expectations();
     txtar__trace_errors_count_lines_of_the_whole_file();
+    txtar__converted_bytes_map_to_their_lines();
 }
 
 Test(binary_to_text, output) {
