@@ -126,11 +126,22 @@ static int build_tables(conv *c, tdx_err *err) {
     tdx_v1_trace *t = c->t;
     tdx_gen *g = c->g;
     uint64_t max = 0;
+    size_t imax = 0;
     for (size_t i = 0; i < t->strings.v.n; i++)
-        if (t->strings.wire.v[i] > max) max = t->strings.wire.v[i];
+        if (t->strings.wire.v[i] > max) max = t->strings.wire.v[i], imax = i;
     uint64_t ninl = t->inline_strings.n;
-    if (max + ninl < max || max + ninl + S_COUNT < max + ninl)
-        return tdx_errf(err, TDX_EFORMAT, TDX_NO_OFFSET, "trace contains too many strings");
+    if (max + ninl < max || max + ninl + S_COUNT < max + ninl) {
+        /* Go's message; what runs out is the id space above the largest id, so name that
+         * string (its bytes: the record keeps no offset of its own). */
+        const uint8_t *p = t->strings.v.v[imax].p;
+        uint64_t off = p && p >= g->data && p - g->data <= (ptrdiff_t)g->frame.end_off
+                           ? (uint64_t)(p - g->data)
+                           : TDX_NO_OFFSET;
+        return tdx_errf(err, TDX_EFORMAT, off,
+                        "trace contains too many strings (string id %" PRIu64
+                        " leaves no room for the %" PRIu64 " ids Go numbers after the largest)",
+                        max, ninl + S_COUNT);
+    }
     size_t total = 1 + t->strings.v.n + ninl + S_COUNT;
     if (total >= UINT32_MAX || tdx_vec_reserve(&g->strings, total)) return OOM(err);
     for (size_t i = 0; i < t->strings.v.n; i++) {

@@ -509,6 +509,16 @@ Test(v1_errors, parse_errors_deliver_nothing) {
     expect_error(&t, 19, "string has invalid length 0", 0);
 
     small(&t, 19, 1, true, false);
+    str(&t, 5, "ok");
+    str(&t, UINT64_MAX - 3, "far"); /* no room above it for the ids Go adds */
+    cr_assert_eq(run(&t, 19, &s, &st, &err), -1);
+    tdx_vec_free(&s.out);
+    cr_expect(
+        !strncmp(err.msg, "trace contains too many strings (string id 18446744073709551612 ", 64),
+        "%s", err.msg);
+    cr_expect_eq(err.offset, t.n - 3, "the string's bytes");
+
+    small(&t, 19, 1, true, false);
     t.n -= 2; /* cut the Frequency value short */
     expect_error(&t, 19, "failed to read event 2 argument: malformatted base-128 varint", 0);
 
