@@ -4,6 +4,7 @@
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "core/event.h"
@@ -26,13 +27,15 @@ static const char validate_help[] =
     "  --quiet   no progress on stderr\n";
 
 static const char dump_help[] =
-    "usage: traceidx dump [--events] [-j N] TRACE\n\n"
+    "usage: traceidx dump [--events] [-j N] [--quiet] TRACE\n\n"
     "Without --events: prints TRACE in Go's text format, event by event, as Go's raw text writer\n"
     "does (the form `traceidx text2bin` reads back).\n"
     "With --events: prints the ordered events exactly as `go tool trace -d=parsed` does, stacks\n"
     "included; if the trace is broken, a last line \"ERROR: <message>\" follows the events\n"
     "delivered before the error, and the exit status is 1.\n\n"
-    "  -j N   worker threads for --events (default: number of CPUs; output identical for any N)\n";
+    "  -j N     worker threads for --events (default: number of CPUs; output identical for any N)\n"
+    "  --quiet  no progress for --events (shown on stderr when it is a terminal and the output\n"
+    "           is not)\n";
 
 typedef struct {
     FILE *f;
@@ -235,13 +238,15 @@ static int dump_index_events(const char *path, printer *pr) {
 int cmd_dump(int argc, char **argv) {
     const char *path = NULL;
     int jobs = tdx_ncpus(), jr;
-    bool events = false;
+    bool events = false, quiet = false;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(dump_help, stdout);
             return TDX_EXIT_OK;
         } else if (!strcmp(argv[i], "--events")) {
             events = true;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = true;
         } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
             if (jr < 0) return cli_usage_error("dump", "-j needs a number from 1 to 1024");
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -260,7 +265,9 @@ int cmd_dump(int argc, char **argv) {
     tdx_read_stats st;
     tdx_err err;
     int open_failed;
-    int rc = read_with("dump", path, jobs, true, print_event, &pr, &src, &st, &err, &open_failed);
+    /* progress lines would land among the events on a terminal */
+    quiet = quiet || isatty(STDOUT_FILENO);
+    int rc = read_with("dump", path, jobs, quiet, print_event, &pr, &src, &st, &err, &open_failed);
     if (open_failed) return TDX_EXIT_FAIL;
     if (rc && err.kind != TDX_EIO) tdx_buf_printf(&pr.buf, "ERROR: %s\n", err.msg);
     if (print_flush(&pr)) {

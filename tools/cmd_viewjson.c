@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "core/reader.h"
@@ -32,7 +33,8 @@ static const char viewjson_help[] =
     "                   into a fresh generator and continue with that one (output must not\n"
     "                   change)\n"
     "  -j N             worker threads for reading (default: number of CPUs)\n"
-    "  --quiet          no progress on stderr\n\n"
+    "  --quiet          no progress on stderr (shown when it is a terminal and the output is\n"
+    "                   not)\n\n"
     "Like cmd/trace, a query naming an unknown goroutine or task prints nothing (the reason goes\n"
     "to stderr, exit status 1). A damaged trace is shown up to its last complete generation.\n";
 
@@ -179,6 +181,7 @@ int cmd_viewjson(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("viewjson", "need a TRACE");
+    quiet = quiet || isatty(STDOUT_FILENO); /* not among the JSON on a terminal */
     if (has_start != has_end) return cli_usage_error("viewjson", "--start and --end go together");
     /* cmd/trace takes the first of goid, focustask, taskid that is present */
     if (q.has_goid) q.has_focustask = q.has_taskid = false;

@@ -142,6 +142,15 @@ if script -qec true /dev/null >/dev/null 2>&1; then
     done
     script -qec "'$T' build --quiet -j2 '$W/svc.trace' -o '$W/p.tidx'" /dev/null >"$W/tty" 2>&1
     grep -q "build 1/3" "$W/tty" && fail "build --quiet showed progress on a terminal"
+    # dump --events and viewjson show it only when their output is not the terminal too.
+    for c in "dump --events" viewjson; do
+        script -qec "'$T' $c '$W/svc.trace' >'$W/o'" /dev/null >"$W/tty" 2>&1
+        has tty "${c%% *}: 0/0 MB"
+        script -qec "'$T' $c --quiet '$W/svc.trace' >'$W/o'" /dev/null >"$W/tty" 2>&1
+        grep -q "${c%% *}: " "$W/tty" && fail "$c --quiet showed progress"
+        script -qec "'$T' $c '$W/svc.trace'" /dev/null >"$W/tty" 2>&1
+        grep -q "${c%% *}: 0/0" "$W/tty" && fail "$c showed progress among its output on a terminal"
+    done
 else
     echo "SKIP: no pseudo-terminal here (script(1)): the progress lines are not checked"
 fi
