@@ -1552,8 +1552,17 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
         if (vg->insys.vals[i] != TDX_HMAP_EMPTY && tdx_vec_push(&ps, (int64_t)vg->insys.keys[i]))
             rc = -1;
     if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
-    size_t kept = 0;
-    for (size_t i = 0; i < vg->gs.n; i++) kept += !keep || keep(kctx, vg->gs.v[i].id);
+    /* rank[i]: the records kept before record i, so each is asked about once (a state can hold
+     * hundreds of thousands of goroutines, a few thousand of them in syscalls) */
+    uint32_t *rank = keep ? malloc((vg->gs.n + 1) * sizeof *rank) : NULL;
+    if (keep && !rank) rc = -1;
+    size_t kept = vg->gs.n;
+    if (rank) {
+        rank[0] = 0;
+        for (size_t i = 0; i < vg->gs.n; i++)
+            rank[i + 1] = rank[i] + (uint32_t)keep(kctx, vg->gs.v[i].id);
+        kept = rank[vg->gs.n];
+    }
 
     rc |= tdx_buf_append(b, MAGIC, 6);
     rc |= tdx_ser_u(b, (uint64_t)vg->view);
@@ -1577,7 +1586,7 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
     int64_t prev = 0;
     for (size_t i = 0; i < vg->gs.n && !rc; i++) {
         const vg_g *g = &vg->gs.v[i];
-        if (keep && !keep(kctx, g->id)) continue;
+        if (rank && rank[i + 1] == rank[i]) continue;
         if (tdx_rans_enc_reserve(e, 24 + 3 * g->active.n + 6 * g->done.n, 0)) {
             rc = -1;
             break;
@@ -1625,11 +1634,8 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
     for (size_t i = 0; i < ps.n && !rc; i++) {
         /* Record indexes shift when records are pruned; a goroutine in a syscall is never pruned.
          */
-        uint32_t gi = tdx_hmap_get(&vg->insys, (uint64_t)ps.v[i]), ni = gi;
-        if (keep) {
-            ni = 0;
-            for (uint32_t k = 0; k < gi; k++) ni += keep(kctx, vg->gs.v[k].id);
-        }
+        uint32_t gi = tdx_hmap_get(&vg->insys, (uint64_t)ps.v[i]);
+        uint32_t ni = rank && gi < vg->gs.n ? rank[gi] : gi;
         fput_i(e, SF_SPROC, tdx_wsub(ps.v[i], prev));
         prev = ps.v[i];
         fput(e, SF_SGI, ni);
@@ -1653,6 +1659,7 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
     if (!rc && (e->oom || tdx_rans_enc_finish(e, b))) rc = -1;
     tdx_rans_enc_free(&own);
     tdx_vec_free(&ps);
+    free(rank);
     return rc ? -1 : 0;
 }
 
