@@ -21,7 +21,7 @@ static const char usage_text[] =
     "timer and sysmon wake-ups, fast and blocking syscalls with procs stolen, GC cycles with\n"
     "stop-the-world phases, assists and sweeping, user tasks, regions and logs, CPU samples and\n"
     "deep stacks. A generation per traced second (about 20 MB each). The output depends only on\n"
-    "SIZE, seed, version and procs.\n\n"
+    "SIZE, seed, version, procs, generation length and idle goroutines.\n\n"
     "  --size SIZE     bytes, with an optional suffix k, M, G (or KiB, MiB, GiB): powers of 1024;\n"
     "                  the trace stops at the first scheduling step past it (the first\n"
     "                  generation's tables make about 0.5 MB the smallest trace)\n"
@@ -30,6 +30,9 @@ static const char usage_text[] =
     "  --procs P       GOMAXPROCS, 1-256 (default 8)\n"
     "  --gen-ms MS     traced milliseconds per generation, 25-10000 (default 1000; short\n"
     "                  generations give small test traces several of them)\n"
+    "  --idle N        N more goroutines parked in network reads for the whole trace, as a\n"
+    "                  server's idle connections: a status event each in every generation\n"
+    "                  (default 0)\n"
     "  -o FILE         output; written to a temporary file in the same directory, then renamed\n"
     "  --quiet         no summary on stderr\n";
 
@@ -88,7 +91,7 @@ static double now_sec(void) {
 
 int main(int argc, char **argv) {
     uint64_t size = 0;
-    long seed = 1, version = 25, procs = 8, gen_ms = 1000;
+    long seed = 1, version = 25, procs = 8, gen_ms = 1000, idle = 0;
     const char *out = NULL;
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
@@ -101,7 +104,7 @@ int main(int argc, char **argv) {
             quiet = true;
         } else if (strcmp(a, "--size") != 0 && strcmp(a, "--seed") != 0 &&
                    strcmp(a, "--version") != 0 && strcmp(a, "--procs") != 0 &&
-                   strcmp(a, "--gen-ms") != 0 && strcmp(a, "-o") != 0 &&
+                   strcmp(a, "--gen-ms") != 0 && strcmp(a, "--idle") != 0 && strcmp(a, "-o") != 0 &&
                    strcmp(a, "--output") != 0) {
             fprintf(stderr, "tracegen: unknown argument %s (see --help)\n", a);
             return 2;
@@ -138,6 +141,12 @@ int main(int argc, char **argv) {
                 return 2;
             }
             i++;
+        } else if (!strcmp(a, "--idle")) {
+            if (parse_int(v, 0, 10000000, &idle)) {
+                fprintf(stderr, "tracegen: --idle must be 0-10000000\n");
+                return 2;
+            }
+            i++;
         } else { /* -o or --output: unknown arguments were rejected above */
             out = v;
             i++;
@@ -155,6 +164,7 @@ int main(int argc, char **argv) {
     s->seed = (uint64_t)seed;
     s->target = size;
     s->gen_len = (uint64_t)gen_ms * TG_MS;
+    s->idle = (uint32_t)idle;
 
     /* Write next to the destination, then rename: readers never see a partial trace. */
     size_t tl = strlen(out) + 32;

@@ -1801,6 +1801,13 @@ static void populate(tg_sim *s) {
         g->reqs_left = 1 + (uint32_t)expo(s, 200);
         s->conns++;
     }
+    /* --idle: connections that stay quiet for the whole trace (keep-alives, websockets), each
+     * with a status in every generation and nothing else. Last, so that without them the
+     * workload's random draws are what they were. */
+    for (uint32_t i = 0; i < s->idle; i++) {
+        s->next_goid += tg_below(&s->rng, 40);
+        pre_g(s, R_IDLE, PATH_HANDLER, SK_NET_READ, W_NONE, 0);
+    }
 }
 
 /* runtime/trace.Start, called from the pprof handler: stop the world, announce every proc. */
