@@ -108,7 +108,8 @@ typedef struct shared {
     tdx_vgstore store;
     tdx_fnames_w names; /* every global frame's name, before the passes (read-only in them) */
     const tdx_viewbuild_opts *opts;
-    uint64_t every[NVIEWS];      /* events between a view's checkpoints */
+    uint64_t every[NVIEWS];      /* events between a view's checkpoints (at least) */
+    bool per_goroutine;          /* the defaults: intervals also grow with the goroutines */
     const tdx_hmap *resurrected; /* ids that come back after ending: never forgotten */
     size_t sort_budget;          /* memory of each external sort */
     int64_t str_budget;          /* what the string table's mapped pages may grow by */
@@ -137,9 +138,10 @@ typedef struct worker {
     /* the stop-table entry of the event being processed, and its events before it */
     uint64_t stop_j, stop_pos, stop_every;
     uint64_t nck;
-    uint64_t idx;   /* events processed */
-    uint64_t every; /* events between checkpoints (its views' intervals are equal: the thread
-                       and goroutine views share a worker and a default) */
+    uint64_t idx;     /* events processed */
+    uint64_t every;   /* events between checkpoints (its views' intervals are equal: the thread
+                         and goroutine views share a worker and a default) */
+    uint64_t next_ck; /* the event the next checkpoint is taken before */
     tdx_buf scratch, blockbuf;
     tdx_rans_enc ckenc; /* codes the checkpoints (viewgen.h: its memory is reused) */
     tdx_evdec *dec;     /* for the blocks this worker decodes */
@@ -292,8 +294,34 @@ static int close_interval(worker *w) {
     return 0;
 }
 
+/* A checkpoint saves every goroutine that exists, so a trace with hundreds of thousands of
+ * them (a server's idle connections) would spend its time saving the same goroutines: with the
+ * default spacing, an interval is also at least CK_EVENTS_PER_G events per goroutine, which
+ * keeps the saving to a small share of the phase. A query restores the checkpoint's goroutines
+ * anyway, so its replay of at most one interval stays in proportion. A spacing asked for
+ * (--checkpoint-every) is kept as it is. */
+#define CK_EVENTS_PER_G 4
+
+/* Where the interval starting at idx ends, and stop tables long enough for it. */
+static int plan_interval(worker *w, uint64_t idx) {
+    uint64_t len = w->every, by_g = CK_EVENTS_PER_G * (uint64_t)w->alive.n;
+    if (w->sh->per_goroutine && by_g > len) len = by_g;
+    w->next_ck = idx + len;
+    for (int i = 0; i < w->nviews; i++) {
+        vview *v = &w->v[i];
+        size_t need = (size_t)((len + w->stop_every - 1) / w->stop_every);
+        if (!v->stop || need <= v->nstop) continue;
+        int64_t *p = realloc(v->stop, need * sizeof *p);
+        if (!p) return oom(w);
+        for (size_t j = v->nstop; j < need; j++) p[j] = INT64_MAX;
+        v->stop = p;
+        v->nstop = need;
+    }
+    return 0;
+}
+
 static int checkpoint(worker *w, uint64_t idx, int64_t elapsed) {
-    if (close_interval(w)) return -1;
+    if (close_interval(w) || plan_interval(w, idx)) return -1;
     w->k = w->nck++;
     w->stop_j = w->stop_pos = 0;
     w->tk = elapsed;
@@ -607,7 +635,7 @@ static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *e
     for (size_t i = 0; i < n && !rc; i++, idx++) {
         const tdx_event *e = &evs[i];
         if (idx == 0) w->t0 = e->time;
-        if (idx % w->every == 0) {
+        if (idx == w->next_ck) {
             rc = checkpoint(w, idx, e->time - w->t0);
         } else if (++w->stop_pos == w->stop_every) { /* (no division per emitted event) */
             w->stop_j++;
@@ -996,6 +1024,7 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
         sh.every[i] = o->ckpt_events       ? o->ckpt_events
                       : i == TDX_VIEW_PROC ? TDX_CKPT_EVENTS_PROC
                                            : TDX_CKPT_EVENTS_OTHER;
+    sh.per_goroutine = !o->ckpt_events;
     sh.total = tdx_iwriter_nevents(iw);
     sh.sort_budget = o->sort_budget ? o->sort_budget : TDX_SORT_BUDGET_DEFAULT;
     sh.str_budget = (int64_t)tdx_viewbuild_str_budget(tdx_iwriter_trace_size(iw));

@@ -20,7 +20,8 @@
 #define TDX_SORT_BUDGET_DEFAULT ((size_t)4 << 20)
 
 typedef struct tdx_viewbuild_opts {
-    uint64_t ckpt_events; /* events between checkpoints, every view (0: the defaults above) */
+    uint64_t ckpt_events; /* events between checkpoints, every view (0: the defaults above,
+                             stretched to 4 events per goroutine that exists) */
     int jobs;             /* 1: one thread; more: the views are split over two threads */
     size_t sort_budget;   /* bytes each of the phase's external sorts keeps in memory
                              (0: TDX_SORT_BUDGET_DEFAULT) */

@@ -13,12 +13,17 @@ checks:
                      (`traceidx viewjson`), with checkpoints every few events
   window TRACE|gen   time windows: equal to the direct generator's (`viewjson --window`), and
                      exactly the overlap of the whole output plus counters as of the start
+  idle               a generated server with 80000 idle connections: checkpoints spaced by the
+                     goroutines that exist (by default only), windows and goroutine documents
+                     equal to the direct generator's, the index the same for -j1 and -j2
   stitch             adjacent windows of a generated multi-generation trace cover the joined one
   invariants         the seed trace's query output passes viewer-json.md section 8
   split              a generated trace large enough to split: the stored ranges equal the
                      splitter run over the recorded output, partition it, and '#N' serves them
   cli                errors and file handling of query/ranges
 """
+import collections
+import filecmp
 import gzip
 import json
 import os
@@ -46,6 +51,14 @@ def tool_diff():
 
 
 def json_equal(golden, actual, what):
+    # the same bytes are the same document, if it is one (the canonical comparison of a large
+    # one takes seconds); anything else goes through it
+    if filecmp.cmp(golden, actual, shallow=False):
+        try:
+            load(actual)
+        except ValueError as e:
+            fail("%s: not a JSON document: %s" % (what, e))
+        return
     p = subprocess.run([sys.executable, tool_diff(), golden, actual], capture_output=True)
     if p.returncode != 0:
         fail("%s differs from %s:\n%s" % (what, golden, p.stdout.decode(errors="replace")[:3000]))
@@ -285,7 +298,11 @@ def check_window(arg):
     else:
         trace = need(arg if os.path.isabs(arg) else os.path.join(TESTDATA, arg))
         every = "17" if os.path.getsize(trace) < 1 << 20 else "40000"
-    ix = build(trace, every)
+    windows(trace, build(trace, every))
+
+
+def windows(trace, ix):
+    """Random windows of both views from ix equal the direct generator's."""
     info = json.loads(run([T, "info", "--json", ix]).stdout)
     span = info["span_ns"]
     # the overlap check loads the whole output: only for small traces
@@ -320,6 +337,63 @@ def check_window(arg):
         fail("no window's replay stopped before its next checkpoint")
     print("ok: %d windows equal the direct generator%s; their replays skipped %d events after "
           "the windows" % (n, " and the overlap of the whole output" if fulls else "", skipped))
+
+
+def check_idle():
+    """A server with many idle connections: by default, checkpoints are spaced at least 4 events
+    per goroutine that exists, so that saving them does not swamp the build; queries are the
+    same, and so is the index for any -j."""
+    idle = 80000
+    trace = gen_trace("4M", 5, ["--gen-ms", "100", "--idle", str(idle)])
+    ix = os.path.join(TMP, "idle.tidx")
+    p = run([T, "build", "--verbose", "-j2", "-o", ix, trace])
+    m = re.search(rb"views: (\d+)/(\d+)/(\d+) checkpoints", p.stderr)
+    if not m:
+        fail("build --verbose does not count the checkpoints")
+    got = [int(x) for x in m.groups()]
+    events = json.loads(run([T, "info", "--json", ix]).stdout)["events"]
+    # the fixed spacing would take one every 32768 (proc) and 131072 (thread, goroutine) events
+    fixed = [-(-events // 32768), -(-events // 131072), -(-events // 131072)]
+    if not all(g < f for g, f in zip(got, fixed)):
+        fail("checkpoints %r: not fewer than the fixed spacing's %r with %d idle goroutines"
+             % (got, fixed, idle))
+    run([T, "build", "--quiet", "-j1", "-o", os.path.join(TMP, "idle1.tidx"), trace])
+    if open(ix, "rb").read() != open(os.path.join(TMP, "idle1.tidx"), "rb").read():
+        fail("the index differs between -j1 and -j2")
+    # an asked-for spacing is kept as it is
+    fx = os.path.join(TMP, "idle2.tidx")
+    p = run([T, "build", "--verbose", "--checkpoint-every", "32768", "-o", fx, trace])
+    m = re.search(rb"views: (\d+)/", p.stderr)
+    if not m or int(m.group(1)) != fixed[0]:
+        fail("--checkpoint-every 32768 gave %s proc checkpoints, want %d"
+             % (m and m.group(1), fixed[0]))
+    windows(trace, ix)
+    # short windows late in the trace, in the long intervals (whose stop tables outgrow the
+    # fixed spacing's), give the same bytes from both indexes
+    span = json.loads(run([T, "info", "--json", ix]).stdout)["span_ns"]
+    rnd = random.Random(11)
+    for i in range(15 if not SANITIZE else 5):
+        a = rnd.randrange(span * 3 // 5, span)
+        r = "%d:%d" % (a, a + rnd.choice([1000, 20000, 100000]))
+        for vargs in ([], ["--view", "threads"]):
+            if open(query(ix, "--range", r, *vargs, out="qa.json"), "rb").read() != \
+                    open(query(fx, "--range", r, *vargs, out="qb.json"), "rb").read():
+                fail("window %s %s differs between the two spacings" % (r, vargs))
+    # goroutines from the raw dump (the ordered one prints every stack: 0.6 GB here): three
+    # busy ones and an idle one
+    text = run([T, "dump", trace]).stdout.decode()
+    seen = collections.Counter(int(x) for x in re.findall(r"\bg=(\d+)", text))
+    busy = sorted(g for g, c in seen.items() if c > 8)
+    quiet = sorted(g for g, c in seen.items() if c <= 3)
+    rnd = random.Random(3)
+    n = 0
+    for g in sorted(rnd.sample(busy, 3) + rnd.sample(quiet, 1)):
+        n += same_result(trace, ix, ["--goroutine", str(g)], ["--goroutine", str(g)],
+                         "goroutine %d" % g)
+    if n == 0:
+        fail("no goroutine query produced a document")
+    print("ok: %d/%d/%d checkpoints for %d events (fixed spacing: %d/%d/%d); %d goroutine "
+          "documents equal the direct generator's" % (*got, events, *fixed, n))
 
 
 def check_stitch():
@@ -522,7 +596,7 @@ def main():
     try:
         {"golden": check_golden, "synth": check_synth, "differential": check_differential,
          "window": check_window, "stitch": check_stitch, "invariants": check_invariants,
-         "split": check_split, "cli": check_cli}[check](*args)
+         "split": check_split, "cli": check_cli, "idle": check_idle}[check](*args)
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
 
