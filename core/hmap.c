@@ -64,6 +64,12 @@ uint32_t *tdx_hmap_upsert(tdx_hmap *m, uint64_t key, uint32_t init, int *inserte
     }
 }
 
+int tdx_hmap_reserve(tdx_hmap *m, size_t n) {
+    size_t cap = m->vals ? m->mask + 1 : 16;
+    while (n * 4 > cap * 3) cap *= 2; /* the load upsert keeps */
+    return m->vals && cap == m->mask + 1 ? 0 : rehash(m, cap);
+}
+
 int tdx_hmap_put(tdx_hmap *m, uint64_t key, uint32_t val) {
     uint32_t *slot = tdx_hmap_upsert(m, key, val, NULL);
     if (!slot) return -1;

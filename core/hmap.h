@@ -48,6 +48,10 @@ int tdx_hmap_put(tdx_hmap *m, uint64_t key, uint32_t val);
  * allocation failure). *inserted tells which happened. The pointer is valid until the next put. */
 uint32_t *tdx_hmap_upsert(tdx_hmap *m, uint64_t key, uint32_t init, int *inserted);
 
+/* Makes room for n keys in all (no rehash until there are more). Returns 0, or -1 on allocation
+ * failure (the map is unchanged). */
+int tdx_hmap_reserve(tdx_hmap *m, size_t n);
+
 /* Removes key if present (backward-shift deletion keeps probe chains intact). */
 void tdx_hmap_del(tdx_hmap *m, uint64_t key);
 

@@ -1669,6 +1669,10 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
                                uint64_t nnodes) {
     const int64_t tl = vg->tlast;
     int64_t prev = 0;
+    /* Room for the goroutines up front (300,000 idle connections: a third of a window query
+     * went to growing these), but not on a count that may be damaged beyond a million. */
+    size_t room = vg->gs.n + (size_t)(ng < (1u << 20) ? ng : 1u << 20);
+    if (tdx_vec_reserve(&vg->gs, room) || tdx_hmap_reserve(&vg->g_idx, room)) vg->err = 1;
     for (uint64_t i = 0; i < ng && !d->bad && !vg->err; i++) {
         vg_g g;
         memset(&g, 0, sizeof g);
@@ -1714,10 +1718,13 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
             c.end = tdx_wadd(c.start, fget_i(d, SF_DLEN));
             if (tdx_vec_push(&g.done, c)) vg->err = 1;
         }
-        if (tdx_hmap_get(&vg->g_idx, (uint64_t)g.id) != TDX_HMAP_EMPTY) d->bad = 1;
-        if (d->bad || vg->err || tdx_vec_push(&vg->gs, g) ||
-            tdx_hmap_put(&vg->g_idx, (uint64_t)g.id, (uint32_t)(vg->gs.n - 1))) {
-            if (!d->bad) vg->err = 1;
+        int added = 0;
+        uint32_t *slot = d->bad || vg->err ? NULL
+                                           : tdx_hmap_upsert(&vg->g_idx, (uint64_t)g.id,
+                                                             (uint32_t)vg->gs.n, &added);
+        if (slot && !added) d->bad = 1; /* the same goroutine twice */
+        if (!d->bad && (!slot || tdx_vec_push(&vg->gs, g))) vg->err = 1;
+        if (d->bad || vg->err) {
             tdx_vec_free(&g.active);
             tdx_vec_free(&g.done);
         }

@@ -232,6 +232,25 @@ Test(hmap, random_against_reference) {
     }
 }
 
+/* reserve: room for n keys without a rehash, kept contents, no shrinking, an empty map too */
+static void hmap__reserve(void) {
+    tdx_hmap m = {0};
+    cr_assert_eq(tdx_hmap_reserve(&m, 1000), 0);
+    size_t mask = m.mask;
+    cr_expect(mask + 1 >= 1334 && mask + 1 <= 2048, "capacity %zu for 1000 keys", mask + 1);
+    cr_expect_eq(m.n, 0);
+    for (uint64_t k = 0; k < 1000; k++) cr_assert_eq(tdx_hmap_put(&m, k * 7919, (uint32_t)k), 0);
+    cr_expect_eq(m.mask, mask, "a rehash below the reserved count");
+    cr_assert_eq(tdx_hmap_reserve(&m, 10), 0);
+    cr_expect_eq(m.mask, mask, "reserve shrank the map");
+    cr_assert_eq(tdx_hmap_reserve(&m, 5000), 0);
+    cr_expect(m.mask > mask);
+    cr_expect_eq(m.n, 1000);
+    for (uint64_t k = 0; k < 1000; k++) cr_expect_eq(tdx_hmap_get(&m, k * 7919), (uint32_t)k);
+    cr_expect_eq(tdx_hmap_get(&m, 3), TDX_HMAP_EMPTY);
+    tdx_hmap_free(&m);
+}
+
 /* ---- registered tests (grouped to keep the number of forked test processes small) ---- */
 
 Test(hmap, basics) {
@@ -241,6 +260,7 @@ Test(hmap, basics) {
     hmap__upsert();
     hmap__delete_absent_and_twice();
     hmap__clear_keeps_storage();
+    hmap__reserve();
 }
 
 Test(hmap, backward_shift_deletion) {
