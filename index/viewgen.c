@@ -1543,8 +1543,28 @@ void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t asyn
     vg->async_seq = async_seq;
 }
 
+static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
+                      void *kctx, tdx_rans_enc *enc, bool final);
+
 int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
                             void *kctx, tdx_rans_enc *enc) {
+    return save_state(vg, b, keep, kctx, enc, false);
+}
+
+int tdx_viewgen_save_final(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
+                           void *kctx, tdx_rans_enc *enc) {
+    return save_state(vg, b, keep, kctx, enc, vg->view != TDX_VIEW_GOROUTINE);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* final: also leave out goroutines that are not executing (Finish draws nothing for them in the
+ * proc and thread views) unless a proc's syscall refers to them. */
+static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
+                      void *kctx, tdx_rans_enc *enc, bool final) {
     int rc = 0;
     /* inSyscall, sorted by proc so the bytes do not depend on the hash layout */
     TDX_VEC(int64_t) ps = {0};
@@ -1554,15 +1574,26 @@ int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void
     if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
     /* rank[i]: the records kept before record i, so each is asked about once (a state can hold
      * hundreds of thousands of goroutines, a few thousand of them in syscalls) */
-    uint32_t *rank = keep ? malloc((vg->gs.n + 1) * sizeof *rank) : NULL;
-    if (keep && !rank) rc = -1;
+    uint32_t *rank = keep || final ? malloc((vg->gs.n + 1) * sizeof *rank) : NULL;
+    TDX_VEC(uint32_t) sys = {0}; /* goroutines in syscalls, ascending */
+    if ((keep || final) && !rank) rc = -1;
+    for (size_t i = 0; final && vg->insys.n && i <= vg->insys.mask && !rc; i++)
+        if (vg->insys.vals[i] != TDX_HMAP_EMPTY && tdx_vec_push(&sys, vg->insys.vals[i])) rc = -1;
+    if (sys.n > 1) qsort(sys.v, sys.n, sizeof *sys.v, cmp_u32);
     size_t kept = vg->gs.n;
-    if (rank) {
+    if (rank && !rc) {
         rank[0] = 0;
-        for (size_t i = 0; i < vg->gs.n; i++)
-            rank[i + 1] = rank[i] + (uint32_t)keep(kctx, vg->gs.v[i].id);
+        size_t si = 0;
+        for (size_t i = 0; i < vg->gs.n; i++) {
+            while (si < sys.n && sys.v[si] < i) si++;
+            bool k = !keep || keep(kctx, vg->gs.v[i].id);
+            if (final && k)
+                k = vg->gs.v[i].lane != NONE || (si < sys.n && sys.v[si] == i);
+            rank[i + 1] = rank[i] + (uint32_t)k;
+        }
         kept = rank[vg->gs.n];
     }
+    tdx_vec_free(&sys);
 
     rc |= tdx_buf_append(b, MAGIC, 6);
     rc |= tdx_ser_u(b, (uint64_t)vg->view);
