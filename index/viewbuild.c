@@ -507,8 +507,7 @@ static int finish_views(worker *w) {
         tdx_le64(h + VH_NCKPT, v->dir.n / CK_SIZE);
         tdx_le64(h + VH_NITEMS, v->meta.n);
         w->scratch.n = 0;
-        if (tdx_viewgen_save_final(v->vg, &w->scratch, keep_goroutine, w, &w->ckenc))
-            return oom(w);
+        if (tdx_viewgen_save_final(v->vg, &w->scratch, keep_goroutine, w, &w->ckenc)) return oom(w);
         if (put_blob(w, w->scratch.v, w->scratch.n, h + VH_FINAL)) return -1;
         uint64_t nn = 0;
         if (v->view == TDX_VIEW_GOROUTINE) {
