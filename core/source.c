@@ -115,9 +115,8 @@ int tdx_source_open(tdx_source *s, const char *path, tdx_err *err) {
         return 0;
     }
     if (map) munmap(map, size);
-    if (rc) {
+    if (rc) { /* a failed conversion keeps nothing in info */
         tdx_vec_free(&out);
-        free(info.expect_pattern);
         return -1;
     }
     s->owned_ = out.v;

@@ -306,7 +306,10 @@ static int parse_expect(span sec, tdx_textinfo *info, tdx_err *err) {
             return tdx_errf(err, TDX_EFORMAT, 0, "malformed pattern: not correctly quoted: %.*s",
                             (int)(line.n - off), line.p + off);
         }
-        if (tdx_vec_push(&pat, 0)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        if (tdx_vec_push(&pat, 0)) {
+            tdx_vec_free(&pat);
+            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        }
         info->expect_failure = true;
         info->expect_pattern = (char *)pat.v;
         return 0;

@@ -1543,8 +1543,8 @@ void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t asyn
     vg->async_seq = async_seq;
 }
 
-static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
-                      void *kctx, tdx_rans_enc *enc, bool final);
+static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t), void *kctx,
+                      tdx_rans_enc *enc, bool final);
 
 int tdx_viewgen_save_pruned(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
                             void *kctx, tdx_rans_enc *enc) {
@@ -1563,23 +1563,23 @@ static int cmp_u32(const void *a, const void *b) {
 
 /* final: also leave out goroutines that are not executing (Finish draws nothing for them in the
  * proc and thread views) unless a proc's syscall refers to them. */
-static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t),
-                      void *kctx, tdx_rans_enc *enc, bool final) {
+static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, int64_t), void *kctx,
+                      tdx_rans_enc *enc, bool final) {
     int rc = 0;
     /* inSyscall, sorted by proc so the bytes do not depend on the hash layout */
     TDX_VEC(int64_t) ps = {0};
+    TDX_VEC(uint32_t) sys = {0}; /* final: the goroutines in syscalls, ascending */
     for (size_t i = 0; vg->insys.n && i <= vg->insys.mask && !rc; i++)
-        if (vg->insys.vals[i] != TDX_HMAP_EMPTY && tdx_vec_push(&ps, (int64_t)vg->insys.keys[i]))
+        if (vg->insys.vals[i] != TDX_HMAP_EMPTY &&
+            (tdx_vec_push(&ps, (int64_t)vg->insys.keys[i]) ||
+             (final && tdx_vec_push(&sys, vg->insys.vals[i]))))
             rc = -1;
     if (ps.n) qsort(ps.v, ps.n, sizeof *ps.v, cmp_i64);
+    if (sys.n > 1) qsort(sys.v, sys.n, sizeof *sys.v, cmp_u32);
     /* rank[i]: the records kept before record i, so each is asked about once (a state can hold
      * hundreds of thousands of goroutines, a few thousand of them in syscalls) */
     uint32_t *rank = keep || final ? malloc((vg->gs.n + 1) * sizeof *rank) : NULL;
-    TDX_VEC(uint32_t) sys = {0}; /* goroutines in syscalls, ascending */
     if ((keep || final) && !rank) rc = -1;
-    for (size_t i = 0; final && vg->insys.n && i <= vg->insys.mask && !rc; i++)
-        if (vg->insys.vals[i] != TDX_HMAP_EMPTY && tdx_vec_push(&sys, vg->insys.vals[i])) rc = -1;
-    if (sys.n > 1) qsort(sys.v, sys.n, sizeof *sys.v, cmp_u32);
     size_t kept = vg->gs.n;
     if (rank && !rc) {
         rank[0] = 0;
@@ -1587,8 +1587,7 @@ static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, in
         for (size_t i = 0; i < vg->gs.n; i++) {
             while (si < sys.n && sys.v[si] < i) si++;
             bool k = !keep || keep(kctx, vg->gs.v[i].id);
-            if (final && k)
-                k = vg->gs.v[i].lane != NONE || (si < sys.n && sys.v[si] == i);
+            if (final && k) k = vg->gs.v[i].lane != NONE || (si < sys.n && sys.v[si] == i);
             rank[i + 1] = rank[i] + (uint32_t)k;
         }
         kept = rank[vg->gs.n];

@@ -351,14 +351,15 @@ def check_idle():
     if not m:
         fail("build --verbose does not count the checkpoints")
     got = [int(x) for x in m.groups()]
-    events = json.loads(run([T, "info", "--json", ix]).stdout)["events"]
+    info = json.loads(run([T, "info", "--json", ix]).stdout)
+    events = info["events"]
     # the fixed spacing would take one every 32768 (proc) and 131072 (thread, goroutine) events
     fixed = [-(-events // 32768), -(-events // 131072), -(-events // 131072)]
     if not all(g < f for g, f in zip(got, fixed)):
         fail("checkpoints %r: not fewer than the fixed spacing's %r with %d idle goroutines"
              % (got, fixed, idle))
     run([T, "build", "--quiet", "-j1", "-o", os.path.join(TMP, "idle1.tidx"), trace])
-    if open(ix, "rb").read() != open(os.path.join(TMP, "idle1.tidx"), "rb").read():
+    if not filecmp.cmp(ix, os.path.join(TMP, "idle1.tidx"), shallow=False):
         fail("the index differs between -j1 and -j2")
     # an asked-for spacing is kept as it is
     fx = os.path.join(TMP, "idle2.tidx")
@@ -370,14 +371,14 @@ def check_idle():
     windows(trace, ix)
     # short windows late in the trace, in the long intervals (whose stop tables outgrow the
     # fixed spacing's), give the same bytes from both indexes
-    span = json.loads(run([T, "info", "--json", ix]).stdout)["span_ns"]
+    span = info["span_ns"]
     rnd = random.Random(11)
     for i in range(15 if not SANITIZE else 5):
         a = rnd.randrange(span * 3 // 5, span)
         r = "%d:%d" % (a, a + rnd.choice([1000, 20000, 100000]))
         for vargs in ([], ["--view", "threads"]):
-            if open(query(ix, "--range", r, *vargs, out="qa.json"), "rb").read() != \
-                    open(query(fx, "--range", r, *vargs, out="qb.json"), "rb").read():
+            if not filecmp.cmp(query(ix, "--range", r, *vargs, out="qa.json"),
+                               query(fx, "--range", r, *vargs, out="qb.json"), shallow=False):
                 fail("window %s %s differs between the two spacings" % (r, vargs))
     # goroutines from the raw dump (the ordered one prints every stack: 0.6 GB here): three
     # busy ones and an idle one
