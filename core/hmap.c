@@ -1,6 +1,9 @@
 /* hmap.c: linear-probing hash map with backward-shift deletion. */
 #include "hmap.h"
 
+#include "mem.h"
+
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,13 +18,17 @@ void tdx_hmap_clear(tdx_hmap *m) {
     m->n = 0;
 }
 
-static int rehash(tdx_hmap *m, size_t cap) {
+static int rehash(tdx_hmap *m, size_t cap, bool huge) {
     uint64_t *keys = malloc(cap * sizeof *keys);
     uint32_t *vals = malloc(cap * sizeof *vals);
     if (!keys || !vals) {
         free(keys);
         free(vals);
         return -1;
+    }
+    if (huge) {
+        tdx_mem_huge(keys, cap * sizeof *keys);
+        tdx_mem_huge(vals, cap * sizeof *vals);
     }
     memset(vals, 0xff, cap * sizeof *vals);
     size_t mask = cap - 1;
@@ -45,7 +52,7 @@ static int rehash(tdx_hmap *m, size_t cap) {
 uint32_t *tdx_hmap_upsert(tdx_hmap *m, uint64_t key, uint32_t init, int *inserted) {
     if (!m->vals || (m->n + 1) * 4 > (m->mask + 1) * 3) {
         size_t cap = m->vals ? (m->mask + 1) * 2 : 16;
-        if (rehash(m, cap)) return NULL;
+        if (rehash(m, cap, false)) return NULL;
     }
     size_t i = (size_t)tdx_hash64(key) & m->mask;
     for (;;) {
@@ -67,7 +74,7 @@ uint32_t *tdx_hmap_upsert(tdx_hmap *m, uint64_t key, uint32_t init, int *inserte
 int tdx_hmap_reserve(tdx_hmap *m, size_t n) {
     size_t cap = m->vals ? m->mask + 1 : 16;
     while (n * 4 > cap * 3) cap *= 2; /* the load upsert keeps */
-    return m->vals && cap == m->mask + 1 ? 0 : rehash(m, cap);
+    return m->vals && cap == m->mask + 1 ? 0 : rehash(m, cap, true);
 }
 
 int tdx_hmap_put(tdx_hmap *m, uint64_t key, uint32_t val) {

@@ -41,6 +41,15 @@ static inline uint32_t tdx_hmap_get(const tdx_hmap *m, uint64_t key) {
     }
 }
 
+/* Starts loading key's slot, for a lookup or insert a few keys later (a hint: the map is
+ * unchanged, and an unallocated map is fine). */
+static inline void tdx_hmap_prefetch(const tdx_hmap *m, uint64_t key) {
+    if (!m->vals) return;
+    size_t i = (size_t)tdx_hash64(key) & m->mask;
+    __builtin_prefetch(&m->vals[i], 1);
+    __builtin_prefetch(&m->keys[i], 1);
+}
+
 /* Inserts or overwrites; val must not be TDX_HMAP_EMPTY. Returns 0, or -1 on allocation failure. */
 int tdx_hmap_put(tdx_hmap *m, uint64_t key, uint32_t val);
 
@@ -49,7 +58,9 @@ int tdx_hmap_put(tdx_hmap *m, uint64_t key, uint32_t val);
 uint32_t *tdx_hmap_upsert(tdx_hmap *m, uint64_t key, uint32_t init, int *inserted);
 
 /* Makes room for n keys in all (no rehash until there are more). Returns 0, or -1 on allocation
- * failure (the map is unchanged). */
+ * failure (the map is unchanged). A table made here is filled at once (a restored checkpoint),
+ * so a large one is asked for huge pages (tdx_mem_huge); a map that grows by upserts is not:
+ * the build's maps grow slowly, and there huge pages cost RSS and time. */
 int tdx_hmap_reserve(tdx_hmap *m, size_t n);
 
 /* Removes key if present (backward-shift deletion keeps probe chains intact). */

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 struct tdx_arena_chunk {
     tdx_arena_chunk *next;
@@ -70,6 +71,18 @@ void *tdx_arena_memdup(tdx_arena *a, const void *p, size_t n) {
     void *q = tdx_arena_alloc(a, n ? n : 1);
     if (q && n) memcpy(q, p, n);
     return q;
+}
+
+void tdx_mem_huge(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (!p || n < TDX_MEM_HUGE_MIN) return;
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
+    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
 }
 
 int tdx_vec_grow_(void **v, size_t *cap, size_t want, size_t elem) {

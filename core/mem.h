@@ -25,6 +25,15 @@ void tdx_arena_reset(tdx_arena *a);
 void *tdx_arena_alloc(tdx_arena *a, size_t n);
 void *tdx_arena_memdup(tdx_arena *a, const void *p, size_t n);
 
+/* ---- large blocks ---- */
+
+/* Asks the kernel to back the 2 MiB-aligned interior of a block of n bytes (when n is at least
+ * TDX_MEM_HUGE_MIN) with huge pages. A fresh 4 KiB page costs a fault when first written; on
+ * this project's 2-core VM that is ~15 us (38 MB: 140 ms with 4 KiB pages, 35-70 ms with huge
+ * pages). Only a hint: it changes no contents, and fails silently where unsupported. */
+#define TDX_MEM_HUGE_MIN ((size_t)4 << 20)
+void tdx_mem_huge(void *p, size_t n);
+
 /* ---- vec: a typed growable array, e.g. TDX_VEC(int) v = {0}; ---- */
 
 #define TDX_VEC(T)                                                                                 \

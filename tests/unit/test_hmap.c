@@ -1,10 +1,14 @@
-/* test_hmap.c: core/hmap.h (open addressing, linear probing, backward-shift deletion). */
+/* test_hmap.c: core/hmap.h (open addressing, linear probing, backward-shift deletion), and the
+ * huge-page hint of core/mem.h that reserved maps use. */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/hmap.h"
+#include "core/mem.h"
 #include "xorshift.h"
 
 static uint64_t rng = 0x853c49e6748fea9bULL;
@@ -251,6 +255,73 @@ static void hmap__reserve(void) {
     tdx_hmap_free(&m);
 }
 
+/* Whether the mapping holding p carries the huge-page hint ("hg" in its smaps VmFlags); -1 when
+ * smaps cannot tell. */
+static int has_huge_hint(const void *p) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[512];
+    int in = 0, found = -1;
+    uintptr_t a = (uintptr_t)p;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = a >= lo && a < hi;
+        } else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            found = strstr(line, " hg") != NULL;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The hint marks the 2 MiB-aligned interior of a large block, leaves small blocks and the
+ * contents alone; a reserved map asks for it, a grown one does not. */
+static void hmap__huge_page_hint(void) {
+    const size_t two = (size_t)2 << 20;
+    /* a kernel without transparent huge pages refuses the advice: nothing to check there */
+    uint8_t *probe =
+        mmap(NULL, 2 * two, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(probe != MAP_FAILED);
+    uint8_t *al = (uint8_t *)(((uintptr_t)probe + two - 1) & ~(uintptr_t)(two - 1));
+    int thp = madvise(al, two, MADV_HUGEPAGE) == 0 && has_huge_hint(al) == 1;
+    munmap(probe, 2 * two);
+    if (!thp) {
+        cr_log_warn("SKIP huge-page hint: this kernel does not take MADV_HUGEPAGE");
+        return;
+    }
+    size_t n = 3 * two;
+    uint8_t *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(m != MAP_FAILED);
+    memset(m, 0x5a, n);
+    tdx_mem_huge(m + 1, TDX_MEM_HUGE_MIN - 1); /* below the size: no advice */
+    cr_expect_eq(has_huge_hint(m + two + 1), 0, "a block under TDX_MEM_HUGE_MIN was advised");
+    tdx_mem_huge(m + 1, n - 1);
+    uint8_t *in = (uint8_t *)(((uintptr_t)m + 1 + two - 1) & ~(uintptr_t)(two - 1));
+    cr_expect_eq(has_huge_hint(in), 1, "the aligned interior of a large block was not advised");
+    for (size_t i = 0; i < n; i += 4093) cr_assert_eq(m[i], 0x5a, "contents changed at %zu", i);
+    munmap(m, n);
+    tdx_mem_huge(NULL, n); /* no block: no advice, no crash */
+
+    tdx_hmap r = {0}, g = {0};
+    cr_assert_eq(tdx_hmap_reserve(&r, 1u << 20), 0); /* 2^21 slots: 16 MiB of keys */
+    cr_expect_eq(has_huge_hint(r.keys + (r.mask + 1) / 2), 1, "a reserved map was not advised");
+    cr_expect_eq(has_huge_hint(r.vals + (r.mask + 1) / 2), 1);
+    for (uint64_t k = 0; k < (1u << 20); k++) {
+        tdx_hmap_prefetch(&r, k * 7919 + 1);
+        cr_assert_eq(tdx_hmap_put(&r, k * 7919, (uint32_t)k), 0);
+        cr_assert_eq(tdx_hmap_put(&g, k * 7919, (uint32_t)k), 0);
+    }
+    cr_expect_eq(has_huge_hint(g.keys + (g.mask + 1) / 2), 0, "a map grown by puts was advised");
+    cr_expect_eq(r.n, 1u << 20);
+    for (uint64_t k = 0; k < (1u << 20); k += 997) cr_expect_eq(tdx_hmap_get(&r, k * 7919), k);
+    tdx_hmap_free(&r);
+    tdx_hmap_free(&g);
+    tdx_hmap e = {0};
+    tdx_hmap_prefetch(&e, 42); /* an unallocated map */
+}
+
 /* ---- registered tests (grouped to keep the number of forked test processes small) ---- */
 
 Test(hmap, basics) {
@@ -261,6 +332,10 @@ Test(hmap, basics) {
     hmap__delete_absent_and_twice();
     hmap__clear_keeps_storage();
     hmap__reserve();
+}
+
+Test(hmap, huge_page_hint) {
+    hmap__huge_page_hint();
 }
 
 Test(hmap, backward_shift_deletion) {
