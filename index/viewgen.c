@@ -46,9 +46,29 @@ typedef struct vg_g { /* gState */
     uint32_t func, label, block_reason, last_stop;
     uint32_t sys_stack, cause_stack, cause_reason;
     uint8_t named, sys_active, cause;
+    struct vg_ranges *r; /* NULL until the goroutine's first range */
+} vg_g;
+
+/* A goroutine's ranges, apart from its record: most goroutines never have one, and a server's
+ * idle connections are hundreds of thousands of records in each view (88 bytes, not 128). */
+typedef struct vg_ranges {
     TDX_VEC(arange) active; /* sorted by name */
     TDX_VEC(crange) done;
-} vg_g;
+} vg_ranges;
+
+/* g's ranges, made on first use (NULL, with *err set, when memory is exhausted). */
+static vg_ranges *g_ranges(int *err, vg_g *g) {
+    if (!g->r && !(g->r = calloc(1, sizeof *g->r))) *err = 1;
+    return g->r;
+}
+
+static void g_free_ranges(vg_g *g) {
+    if (!g->r) return;
+    tdx_vec_free(&g->r->active);
+    tdx_vec_free(&g->r->done);
+    free(g->r);
+    g->r = NULL;
+}
 
 typedef struct grange {
     uint32_t name, stack;
@@ -386,11 +406,11 @@ static vg_g *g_get(tdx_viewgen *vg, int64_t id) {
     return &vg->gs.v[vg->gs.n - 1];
 }
 
-/* Index of range `name` in g->active (or where it would be inserted, with *found false). */
+/* Index of range `name` in g's active ranges (or where it would go, with *found false). */
 static size_t ar_find(tdx_viewgen *vg, const vg_g *g, uint32_t name, bool *found) {
-    size_t i = 0;
-    for (; i < g->active.n; i++) {
-        int c = str_cmp(vg, g->active.v[i].name, name);
+    size_t i = 0, n = g->r ? g->r->active.n : 0;
+    for (; i < n; i++) {
+        int c = str_cmp(vg, g->r->active.v[i].name, name);
         if (c == 0) {
             *found = true;
             return i;
@@ -404,21 +424,24 @@ static size_t ar_find(tdx_viewgen *vg, const vg_g *g, uint32_t name, bool *found
 static void ar_set(tdx_viewgen *vg, vg_g *g, uint32_t name, int64_t time, uint32_t stack) {
     bool found;
     size_t i = ar_find(vg, g, name, &found);
+    vg_ranges *r = g_ranges(&vg->err, g);
+    if (!r) return;
     if (!found) {
-        if (tdx_vec_reserve(&g->active, g->active.n + 1)) {
+        if (tdx_vec_reserve(&r->active, r->active.n + 1)) {
             vg->err = 1;
             return;
         }
-        memmove(g->active.v + i + 1, g->active.v + i, (g->active.n - i) * sizeof *g->active.v);
-        g->active.n++;
+        memmove(r->active.v + i + 1, r->active.v + i, (r->active.n - i) * sizeof *r->active.v);
+        r->active.n++;
     }
-    g->active.v[i] = (arange){name, stack, time};
+    r->active.v[i] = (arange){name, stack, time};
 }
 
 static void cr_add(tdx_viewgen *vg, vg_g *g, uint32_t name, int64_t start, int64_t end,
                    uint32_t sstack, uint32_t estack, uint8_t arg) {
     crange c = {name, sstack, estack, arg, start, end};
-    if (tdx_vec_push(&g->done, c)) vg->err = 1;
+    vg_ranges *r = g_ranges(&vg->err, g);
+    if (r && tdx_vec_push(&r->done, c)) vg->err = 1;
 }
 
 static void augment_name(tdx_viewgen *vg, vg_g *g, const tdx_event *e, const tdx_gen *gen) {
@@ -447,9 +470,9 @@ static void g_created(vg_g *g, int64_t t, uint64_t creator, uint32_t stack) {
 }
 
 static void g_start(tdx_viewgen *vg, vg_g *g, int64_t t, uint64_t lane) {
-    for (size_t i = 0; i < g->active.n; i++) {
-        g->active.v[i].time = t;
-        g->active.v[i].stack = 0;
+    for (size_t i = 0; g->r && i < g->r->active.n; i++) {
+        g->r->active.v[i].time = t;
+        g->r->active.v[i].stack = 0;
     }
     if (g->cause) {
         uint32_t sf = stk(vg, g->cause_stack);
@@ -524,8 +547,9 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
     int64_t ts = elapsed(vg, g->run_start), dur = tdx_wsub(t, g->run_start);
     if (drawable && pass(vg, g->lane) && keep_span(vg, ts, dur))
         slice(vg, gname(vg, g), ts, dur, g->lane, sf, esf, NULL);
-    for (size_t i = 0; i < g->done.n; i++) {
-        const crange *c = &g->done.v[i];
+    vg_ranges *gr = g->r;
+    for (size_t i = 0; gr && i < gr->done.n; i++) {
+        const crange *c = &gr->done.v[i];
         uint32_t s1 = stk(vg, c->sstack), s2 = stk(vg, c->estack);
         if (!drawable) continue;
         tdx_vargs a;
@@ -537,9 +561,9 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
         slice(vg, sid(vg, c->name), elapsed(vg, c->start), tdx_wsub(c->end, c->start), g->lane, s1,
               s2, c->arg ? &a : NULL);
     }
-    g->done.n = 0;
-    for (size_t i = 0; i < g->active.n; i++) {
-        arange *r = &g->active.v[i];
+    if (gr) gr->done.n = 0;
+    for (size_t i = 0; gr && i < gr->active.n; i++) {
+        arange *r = &gr->active.v[i];
         /* Go panics on a range that has not started (time 0); such a range is skipped. */
         if (r->time == 0 && drawable) vg->broken++;
         if (r->time == 0 || !drawable) continue;
@@ -547,9 +571,9 @@ static void g_stop(tdx_viewgen *vg, vg_g *g, int64_t t, uint32_t stack) {
         slice(vg, sid(vg, r->name), elapsed(vg, r->time), tdx_wsub(t, r->time), g->lane, s1, 0,
               NULL);
     }
-    for (size_t i = 0; i < g->active.n; i++) {
-        g->active.v[i].time = 0;
-        g->active.v[i].stack = 0;
+    for (size_t i = 0; gr && i < gr->active.n; i++) {
+        gr->active.v[i].time = 0;
+        gr->active.v[i].stack = 0;
     }
     g->run_start = 0;
     g->last_stop = stack;
@@ -895,13 +919,14 @@ static void range_event(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen)
             bool found;
             size_t i = ar_find(vg, g, name, &found);
             if (g->lane != NONE) {
-                arange r = found ? g->active.v[i] : (arange){name, 0, 0};
+                arange r = found ? g->r->active.v[i] : (arange){name, 0, 0};
                 cr_add(vg, g, name, r.time, t, r.stack, st, ARG_NONE);
             }
-            if (found) {
-                memmove(g->active.v + i, g->active.v + i + 1,
-                        (g->active.n - i - 1) * sizeof *g->active.v);
-                g->active.n--;
+            if (found) { /* found: g->r holds it */
+                vg_ranges *gr = g->r;
+                memmove(gr->active.v + i, gr->active.v + i + 1,
+                        (gr->active.n - i - 1) * sizeof *gr->active.v);
+                gr->active.n--;
             }
             break;
         }
@@ -1328,10 +1353,7 @@ tdx_viewgen *tdx_viewgen_new(const tdx_viewgen_opts *o, tdx_vgstore *store,
 }
 
 static void free_state(tdx_viewgen *vg) {
-    for (size_t i = 0; i < vg->gs.n; i++) {
-        tdx_vec_free(&vg->gs.v[i].active);
-        tdx_vec_free(&vg->gs.v[i].done);
-    }
+    for (size_t i = 0; i < vg->gs.n; i++) g_free_ranges(&vg->gs.v[i]);
     tdx_vec_free(&vg->gs);
     tdx_hmap_free(&vg->g_idx);
     tdx_hmap_free(&vg->insys);
@@ -1617,7 +1639,9 @@ static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, in
     for (size_t i = 0; i < vg->gs.n && !rc; i++) {
         const vg_g *g = &vg->gs.v[i];
         if (rank && rank[i + 1] == rank[i]) continue;
-        if (tdx_rans_enc_reserve(e, 24 + 3 * g->active.n + 6 * g->done.n, 0)) {
+        const vg_ranges *gr = g->r;
+        size_t na = gr ? gr->active.n : 0, nd = gr ? gr->done.n : 0;
+        if (tdx_rans_enc_reserve(e, 24 + 3 * na + 6 * nd, 0)) {
             rc = -1;
             break;
         }
@@ -1640,15 +1664,15 @@ static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, in
         fput(e, SF_CREASON, g->cause_reason);
         fput(e, SF_FLAGS,
              (uint64_t)g->named | (uint64_t)g->sys_active << 1 | (uint64_t)g->cause << 2);
-        fput(e, SF_NACTIVE, g->active.n);
-        for (size_t k = 0; k < g->active.n; k++) {
-            fput(e, SF_ANAME, g->active.v[k].name);
-            fput(e, SF_ASTACK, g->active.v[k].stack);
-            fput_i(e, SF_ATIME, tdx_wsub(tl, g->active.v[k].time));
+        fput(e, SF_NACTIVE, na);
+        for (size_t k = 0; k < na; k++) {
+            fput(e, SF_ANAME, gr->active.v[k].name);
+            fput(e, SF_ASTACK, gr->active.v[k].stack);
+            fput_i(e, SF_ATIME, tdx_wsub(tl, gr->active.v[k].time));
         }
-        fput(e, SF_NDONE, g->done.n);
-        for (size_t k = 0; k < g->done.n; k++) {
-            const crange *c = &g->done.v[k];
+        fput(e, SF_NDONE, nd);
+        for (size_t k = 0; k < nd; k++) {
+            const crange *c = &gr->done.v[k];
             fput(e, SF_DNAME, c->name);
             fput(e, SF_DSSTACK, c->sstack);
             fput(e, SF_DESTACK, c->estack);
@@ -1732,16 +1756,17 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
         if ((fl >> 2) > CAUSE_UNBLOCK) d->bad = 1;
         uint64_t na = fget(d, SF_NACTIVE);
         if (na > UINT32_MAX) d->bad = 1;
-        for (uint64_t k = 0; k < na && !d->bad; k++) {
+        for (uint64_t k = 0; k < na && !d->bad && !vg->err; k++) {
             arange r;
             r.name = fget_lim(d, SF_ANAME, nstr);
             r.stack = fget_lim(d, SF_ASTACK, nnodes);
             r.time = tdx_wsub(tl, fget_i(d, SF_ATIME));
-            if (tdx_vec_push(&g.active, r)) vg->err = 1;
+            vg_ranges *gr = g_ranges(&vg->err, &g);
+            if (gr && tdx_vec_push(&gr->active, r)) vg->err = 1;
         }
         uint64_t nd = fget(d, SF_NDONE);
         if (nd > UINT32_MAX) d->bad = 1;
-        for (uint64_t k = 0; k < nd && !d->bad; k++) {
+        for (uint64_t k = 0; k < nd && !d->bad && !vg->err; k++) {
             crange c;
             c.name = fget_lim(d, SF_DNAME, nstr);
             c.sstack = fget_lim(d, SF_DSSTACK, nnodes);
@@ -1749,13 +1774,11 @@ static void restore_goroutines(tdx_viewgen *vg, tdx_rans_dec *d, uint64_t ng, ui
             c.arg = (uint8_t)fget_lim(d, SF_DARG, 3);
             c.start = tdx_wsub(tl, fget_i(d, SF_DSTART));
             c.end = tdx_wadd(c.start, fget_i(d, SF_DLEN));
-            if (tdx_vec_push(&g.done, c)) vg->err = 1;
+            vg_ranges *gr = g_ranges(&vg->err, &g);
+            if (gr && tdx_vec_push(&gr->done, c)) vg->err = 1;
         }
         if (!d->bad && !vg->err && tdx_vec_push(&vg->gs, g)) vg->err = 1;
-        if (d->bad || vg->err) {
-            tdx_vec_free(&g.active);
-            tdx_vec_free(&g.done);
-        }
+        if (d->bad || vg->err) g_free_ranges(&g);
     }
     /* Indexed after decoding, a few ahead: the map outgrows the cache, and a decoded record
      * leaves no time to hide a miss (a restore of 300,000 goroutines spent a third here). */
@@ -1960,8 +1983,7 @@ int tdx_viewgen_drop(tdx_viewgen *vg, int64_t id, tdx_vgname *name) {
     vg_g *g = &vg->gs.v[i];
     if (g->lane != NONE) return 0;
     *name = (tdx_vgname){g->id, g->func, g->label, g->named != 0};
-    tdx_vec_free(&g->active);
-    tdx_vec_free(&g->done);
+    g_free_ranges(g);
     tdx_hmap_del(&vg->g_idx, (uint64_t)id);
     uint32_t last = (uint32_t)(vg->gs.n - 1);
     if (i != last) {
