@@ -18,6 +18,7 @@
 #include "evcodec.h"
 #include "sumindex.h"
 #include "strpack.h"
+#include "viewgen.h"
 #include "viewgen_store.h"
 #include "viewsec.h"
 #include "writer.h"
@@ -442,7 +443,37 @@ size_t tdx_index_block_of_event(const tdx_index *ix, uint64_t i) {
 }
 
 /* Checks every blob a view directory points to in VIEWDATA. */
-static int verify_view(tdx_index *ix, uint32_t kind, tdx_err *err) {
+static int no_sink(void *ctx, const tdx_vev *ev) {
+    (void)ctx;
+    (void)ev;
+    return 0;
+}
+
+/* Every checkpoint's state and the final state, restored as a query restores them (their
+ * checksums pass for bytes that were altered and re-sealed, or written wrong). */
+static int verify_states(tdx_index *ix, uint32_t kind, const uint8_t *dir, uint64_t nck,
+                         const uint8_t *data, tdx_vgstore *st, tdx_err *err) {
+    tdx_viewgen_opts o;
+    tdx_viewgen_opts_default(&o);
+    o.view = (int)(kind - TDX_SEC_VIEW_PROC);
+    tdx_vgframes fr;
+    memset(&fr, 0, sizeof fr);
+    for (uint64_t i = 0; i <= nck; i++) {
+        const uint8_t *ref = i < nck ? dir + VH_SIZE + i * CK_SIZE + CK_STATE : dir + VH_FINAL;
+        uint64_t off = tdx_rd64(ref + BL_OFF), n = tdx_rd64(ref + BL_LEN); /* checked above */
+        tdx_viewgen *vg = tdx_viewgen_new(&o, st, &fr, no_sink, NULL);
+        if (!vg) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        int rc = tdx_viewgen_restore(vg, data + off, (size_t)n, err);
+        tdx_viewgen_free(vg);
+        if (rc)
+            return err->kind == TDX_EINDEX
+                       ? corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off + off, "section VIEWDATA")
+                       : -1;
+    }
+    return 0;
+}
+
+static int verify_view(tdx_index *ix, uint32_t kind, tdx_vgstore *st, tdx_err *err) {
     uint64_t len, dlen;
     const uint8_t *dir = tdx_index_section(ix, kind, &len, err);
     const uint8_t *data = dir ? tdx_index_section(ix, TDX_SEC_VIEWDATA, &dlen, err) : NULL;
@@ -463,23 +494,22 @@ static int verify_view(tdx_index *ix, uint32_t kind, tdx_err *err) {
         if (XXH3_64bits(data + off, (size_t)n) != tdx_rd64(ref + BL_HASH))
             return corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off + off, "section VIEWDATA");
     }
-    return 0;
+    return st ? verify_states(ix, kind, dir, nck, data, st, err) : 0;
 }
 
 /* The viewer store and its stack nodes as a query loads them (their checksums pass for bytes
- * that were altered and re-sealed, which only this finds). */
-static int verify_store(tdx_index *ix, tdx_err *err) {
+ * that were altered and re-sealed, which only this finds); *st is freed on failure. */
+static int verify_store(tdx_index *ix, tdx_vgstore *st, tdx_err *err) {
     uint64_t len, nlen;
     const uint8_t *p = tdx_index_section(ix, TDX_SEC_VGSTORE, &len, err);
     const uint8_t *np = p ? tdx_index_section(ix, TDX_SEC_VGNODES, &nlen, err) : NULL;
     if (!np) return -1;
-    tdx_vgstore st;
-    if (tdx_vgstore_load(&st, p, (size_t)len, &ix->tabs, err))
+    if (tdx_vgstore_load(st, p, (size_t)len, &ix->tabs, err))
         return err->kind == TDX_EINDEX
                    ? corrupt(err, ix->sec[TDX_SEC_VGSTORE].off, "section VGSTORE")
                    : -1;
-    int rc = tdx_vgstore_load_nodes(&st, np, (size_t)nlen, err);
-    tdx_vgstore_free(&st);
+    int rc = tdx_vgstore_load_nodes(st, np, (size_t)nlen, err);
+    if (rc) tdx_vgstore_free(st);
     if (rc && err->kind == TDX_EINDEX)
         return corrupt(err, ix->sec[TDX_SEC_VGNODES].off, "section VGNODES");
     return rc ? -1 : 0;
@@ -540,9 +570,18 @@ int tdx_index_verify(tdx_index *ix, tdx_err *err) {
     uint64_t res_events[3], seen[3] = {0};
     for (int i = 0; i < 3; i++)
         if (verify_resources(ix, res_sec[i], ix->meta[res_meta[i]], &res_events[i], err)) return -1;
+    /* The store first: the views' states are restored against it. */
+    tdx_vgstore store, *st = NULL;
+    if (ix->sec[TDX_SEC_VGSTORE].present) {
+        if (verify_store(ix, &store, err)) return -1;
+        st = &store;
+    }
     for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE; k++)
-        if (ix->sec[k].present && verify_view(ix, k, err)) return -1;
-    if (ix->sec[TDX_SEC_VGSTORE].present && verify_store(ix, err)) return -1;
+        if (ix->sec[k].present && verify_view(ix, k, st, err)) {
+            if (st) tdx_vgstore_free(st);
+            return -1;
+        }
+    if (st) tdx_vgstore_free(st);
     if (ix->sec[TDX_SEC_SUMMARY].present) { /* blocked: it checks its own blocks */
         uint64_t len;
         const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);

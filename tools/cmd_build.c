@@ -273,7 +273,8 @@ static const char info_help[] =
     "goroutines, procs, threads, split ranges, and the index size and its ratio to the trace.\n"
     "Given a TRACE, uses TRACE.tidx after checking that it still matches the trace.\n\n"
     "  --json    the same as a JSON object\n"
-    "  --verify  also check every section and block checksum\n";
+    "  --verify  also check every section and block checksum, decode every event block,\n"
+    "            and load the viewer store and every saved viewer state as a query would\n";
 
 int cmd_info(int argc, char **argv) {
     const char *path = NULL;

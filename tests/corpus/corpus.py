@@ -351,7 +351,8 @@ def check_nospace(tdx, name, tmp):
 def check_crafted(tdx, name, tmp):
     """A frame tree or FNAMES whose checksums were made to match altered bytes (a crafted index,
     not a damaged one): every query still ends with exit 0 or 1 and no sanitizer report, never
-    a crash or a hang. Parent ids, name ids, text bounds and node ids are checked where read."""
+    a crash or a hang. Parent ids, name ids, text bounds and node ids are checked where read.
+    Then a viewer store and generator states altered the same way: info --verify refuses them."""
     import ctypes
     import random
     import struct
@@ -447,6 +448,37 @@ def check_crafted(tdx, name, tmp):
                     or "Sanitizer" in err or "runtime error" in err):
                 fail("viewer store count 0x%02x, %s: exit %d\n%s" % (v, " ".join(q[:2]),
                                                                       p.returncode, err[:2000]))
+    # A view's first checkpoint state, or its final state, altered under re-sealed checksums:
+    # info --verify restores every state as a query would and refuses it, naming VIEWDATA, and a
+    # query that restores it refuses it too.
+    for view in (14, 15, 16):
+        d = secs[view][1]
+        nck = struct.unpack_from("<Q", data, d + 8)[0]
+        for ref, label in ((d + 128 + 40, "checkpoint 0"), (d + 64, "final state")):
+            if label == "checkpoint 0" and not nck:
+                continue
+            boff, blen = struct.unpack_from("<QQ", data, ref)
+            if blen < 7:
+                fail("view %d, %s: a state of %d bytes" % (view, label, blen))
+            b = bytearray(data)
+            b[viewdata + boff] ^= 0x20  # its magic
+            struct.pack_into("<Q", b, ref + 16, xxh(b[viewdata + boff:viewdata + boff + blen]))
+            reseal(b, 17)
+            reseal(b, view)
+            open(bad, "wb").write(b)
+            vq = {14: [], 15: ["--view", "threads"], 16: ["--goroutine", "1"]}[view]
+            for q in (["info", "--verify", bad], ["query", bad, "-o", os.path.join(tmp, "q.json")]
+                      + vq):
+                p = run([tdx] + q, timeout=120)
+                err = p.stderr.decode(errors="replace")
+                if (p.returncode != 1 or "VIEWDATA is corrupt" not in err or "rebuild" not in err
+                        or "Sanitizer" in err or "runtime error" in err):
+                    fail("view %d, %s altered, %s: exit %d\n%s" % (view, label, " ".join(q[:2]),
+                                                                  p.returncode, err[:2000]))
+    # the untouched index passes (so the failures above are the altered states')
+    p = run([tdx, "info", "--verify", good], timeout=120)
+    if p.returncode != 0:
+        fail("info --verify of the good index: exit %d\n%s" % (p.returncode, p.stderr.decode()))
 
 
 def main():
