@@ -75,10 +75,13 @@ void *tdx_arena_memdup(tdx_arena *a, const void *p, size_t n) {
 
 void tdx_mem_huge(void *p, size_t n) {
 #ifdef MADV_HUGEPAGE
-    const uintptr_t huge = (uintptr_t)2 << 20;
+    const size_t huge = (size_t)2 << 20;
     if (!p || n < TDX_MEM_HUGE_MIN) return;
-    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + n) & ~(huge - 1);
-    if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+    /* offsets from p, not integers turned back into pointers */
+    size_t lead = (huge - (size_t)((uintptr_t)p & (huge - 1))) & (huge - 1);
+    if (n <= lead) return;
+    size_t len = (n - lead) & ~(huge - 1);
+    if (len) (void)madvise((char *)p + lead, len, MADV_HUGEPAGE);
 #else
     (void)p;
     (void)n;

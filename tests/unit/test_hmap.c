@@ -284,7 +284,7 @@ static void hmap__huge_page_hint(void) {
     uint8_t *probe =
         mmap(NULL, 2 * two, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     cr_assert(probe != MAP_FAILED);
-    uint8_t *al = (uint8_t *)(((uintptr_t)probe + two - 1) & ~(uintptr_t)(two - 1));
+    uint8_t *al = probe + ((two - ((uintptr_t)probe & (two - 1))) & (two - 1));
     int thp = madvise(al, two, MADV_HUGEPAGE) == 0 && has_huge_hint(al) == 1;
     munmap(probe, 2 * two);
     if (!thp) {
@@ -298,7 +298,7 @@ static void hmap__huge_page_hint(void) {
     tdx_mem_huge(m + 1, TDX_MEM_HUGE_MIN - 1); /* below the size: no advice */
     cr_expect_eq(has_huge_hint(m + two + 1), 0, "a block under TDX_MEM_HUGE_MIN was advised");
     tdx_mem_huge(m + 1, n - 1);
-    uint8_t *in = (uint8_t *)(((uintptr_t)m + 1 + two - 1) & ~(uintptr_t)(two - 1));
+    uint8_t *in = m + 1 + ((two - ((uintptr_t)(m + 1) & (two - 1))) & (two - 1));
     cr_expect_eq(has_huge_hint(in), 1, "the aligned interior of a large block was not advised");
     for (size_t i = 0; i < n; i += 4093) cr_assert_eq(m[i], 0x5a, "contents changed at %zu", i);
     munmap(m, n);
