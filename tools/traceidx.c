@@ -21,9 +21,10 @@ static const struct {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: traceidx <command> [arguments]\n\n"
-               "traceidx indexes Go execution traces (Go 1.22-1.26) so that any time range turns\n"
-               "into trace-viewer JSON quickly. TRACE arguments may be binary traces, Go's text\n"
-               "format, Go test files (.test) or Go fuzz corpus files.\n\ncommands:\n");
+               "traceidx indexes Go execution traces (Go 1.22-1.26, and Go 1.11-1.21 converted\n"
+               "as current Go converts them) so that any time range turns into trace-viewer JSON\n"
+               "quickly. TRACE arguments may be binary traces, Go's text format, Go test files\n"
+               "(.test) or Go fuzz corpus files.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'traceidx <command> --help' for a command's options.\n");

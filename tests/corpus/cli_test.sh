@@ -21,6 +21,7 @@ has() { grep -q -- "$2" "$W/$1" || fail "$1 lacks \"$2\": $(head -c 300 "$W/$1")
 
 expect 0 "$T" --help
 has out "usage: traceidx"
+has out "Go 1.11-1.21" # old traces are read too (core/v1_*.c)
 for c in validate dump text2bin build info; do
     expect 0 "$T" "$c" --help
     has out "usage: traceidx $c"
