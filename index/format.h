@@ -25,8 +25,13 @@ enum {
     H_TRACE_HASH = 64,
     H_TRACE_SAMPLE = 72,
     H_SECTAB_HASH = 80,
+    H_DAMAGE_OFF = 88, /* with TDX_IDX_PARTIAL: where the trace's damage was found */
     H_HEADER_HASH = 120,
 };
+
+/* Header flags. PARTIAL: built (build --partial) from a damaged trace: the views and split
+ * ranges end at its last Sync, as cmd/trace shows such a trace. */
+#define TDX_IDX_PARTIAL 1u
 
 enum tdx_section_kind {
     TDX_SEC_META = 1,

@@ -275,6 +275,13 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
         tdx_index_close(ix);
         return corrupt(err, 0, "header");
     }
+    uint32_t flags = tdx_rd32(h + H_FLAGS);
+    if (flags & ~TDX_IDX_PARTIAL) {
+        tdx_index_close(ix);
+        return corrupt(err, H_FLAGS, "header");
+    }
+    ix->partial = flags & TDX_IDX_PARTIAL;
+    ix->damage_off = tdx_rd64(h + H_DAMAGE_OFF);
     uint64_t fsize = tdx_rd64(h + H_FILE_SIZE);
     if (fsize != ix->size) {
         size_t have = ix->size;

@@ -37,6 +37,9 @@ typedef struct tdx_index {
     /* Source trace identity. */
     uint64_t trace_size, trace_hash, trace_sample;
     uint8_t trace_header[16];
+    /* Built from a damaged trace's valid part (build --partial), the damage at damage_off. */
+    bool partial;
+    uint64_t damage_off;
     void *map_;
     /* The string table unpacks a chunk at a time, on first use (tdx_gen_str on tabs), or ahead
      * on a query's second thread (tdx_index_strings_ahead): a chunk is unpacked by whichever

@@ -1225,6 +1225,13 @@ static void load_fields(rd *r, tdx_summary *s) {
     s->valid_max_proc = (int64_t)tdx_rd64(f + 56);
 }
 
+int tdx_sumindex_fields(const uint8_t *p, size_t n, uint64_t base, tdx_summary *s, tdx_err *err) {
+    rd r;
+    if (rd_open(&r, p, n, base, err)) return -1;
+    load_fields(&r, s);
+    return 0;
+}
+
 int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewquery *q,
                       tdx_summary *s, tdx_err *err) {
     rd r;

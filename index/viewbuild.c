@@ -114,6 +114,7 @@ typedef struct shared {
     size_t sort_budget;          /* memory of each external sort */
     int64_t str_budget;          /* what the string table's mapped pages may grow by */
     uint64_t total;
+    uint64_t view_events; /* the events the views see */
     pthread_mutex_t progress_mu;
     uint64_t done[NWORKERS];
 } shared;
@@ -633,6 +634,10 @@ static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *e
     uint64_t idx = w->idx;
     for (size_t i = 0; i < n && !rc; i++, idx++) {
         const tdx_event *e = &evs[i];
+        if (idx >= sh->view_events) { /* past a damaged trace's last Sync: Go's summary only */
+            if (w->summary) rc = summarize(w, e);
+            continue;
+        }
         if (idx == 0) w->t0 = e->time;
         if (idx == w->next_ck) {
             rc = checkpoint(w, idx, e->time - w->t0);
@@ -1025,6 +1030,7 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
                                            : TDX_CKPT_EVENTS_OTHER;
     sh.per_goroutine = !o->ckpt_events;
     sh.total = tdx_iwriter_nevents(iw);
+    sh.view_events = o->view_events && o->view_events < sh.total ? o->view_events : sh.total;
     sh.sort_budget = o->sort_budget ? o->sort_budget : TDX_SORT_BUDGET_DEFAULT;
     sh.str_budget = (int64_t)tdx_viewbuild_str_budget(tdx_iwriter_trace_size(iw));
     sh.tabs = tdx_iwriter_tables(iw);

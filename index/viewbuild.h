@@ -25,6 +25,8 @@ typedef struct tdx_viewbuild_opts {
     int jobs;             /* 1: one thread; more: the views are split over two threads */
     size_t sort_budget;   /* bytes each of the phase's external sorts keeps in memory
                              (0: TDX_SORT_BUDGET_DEFAULT) */
+    uint64_t view_events; /* events the views see (0: all): a damaged trace's up to its last
+                             Sync, as cmd/trace shows them; the summary still sees every one */
     /* Progress, called every few blocks: events done and total. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total, uint64_t events);
     void *progress_ctx;

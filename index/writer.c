@@ -90,6 +90,9 @@ struct tdx_iwriter {
     uint64_t events_off; /* file offset of the EVENTS section */
     uint64_t events_end; /* and of its end (later sections follow it) */
     uint64_t nevents, nblocks;
+    uint64_t valid_events; /* events up to and including the last Sync */
+    bool partial;          /* tdx_iwriter_set_partial: a damaged trace's valid part */
+    uint64_t damage_off;
     uint64_t gen_first_event, gen_first_block;
     int64_t first_time, last_time, gen_first_time;
     uint64_t kinds[15];
@@ -422,6 +425,7 @@ int tdx_iwriter_event(void *arg, const tdx_event *ev, const tdx_gen *g) {
     if (w->block.n == 0 && w->nevents == w->gen_first_event) w->gen_first_time = e.time;
     w->last_time = e.time;
     w->nevents++;
+    if (e.kind == TDX_KIND_SYNC) w->valid_events = w->nevents;
     if (++w->block.n == TDX_EVBLOCK_EVENTS) return flush_block(w, false);
     return 0;
 }
@@ -494,6 +498,15 @@ const char *tdx_iwriter_temp_path(const tdx_iwriter *w) {
 uint64_t tdx_iwriter_nevents(const tdx_iwriter *w) {
     return w->nevents;
 }
+void tdx_iwriter_set_partial(tdx_iwriter *w, uint64_t damage_off) {
+    w->partial = true;
+    w->damage_off = damage_off;
+}
+
+uint64_t tdx_iwriter_valid_events(const tdx_iwriter *w) {
+    return w->valid_events;
+}
+
 size_t tdx_iwriter_nblocks(const tdx_iwriter *w) {
     return (size_t)w->nblocks;
 }
@@ -849,6 +862,10 @@ int tdx_iwriter_finish(tdx_iwriter *w, tdx_err *err) {
         tdx_le64(h + H_TRACE_SAMPLE,
                  w->have_hash ? w->trace_sample : tdx_trace_sample_hash(w->trace, w->trace_size));
         tdx_le64(h + H_SECTAB_HASH, XXH3_64bits(st.tab.v, st.tab.n));
+        if (w->partial) {
+            tdx_le32(h + H_FLAGS, TDX_IDX_PARTIAL);
+            tdx_le64(h + H_DAMAGE_OFF, w->damage_off);
+        }
         tdx_le64(h + H_HEADER_HASH, XXH3_64bits(h, H_HEADER_HASH));
         rc = tdx_afile_pwrite(&w->f, h, sizeof h, 0, &w->err);
     }

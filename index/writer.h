@@ -34,6 +34,11 @@ int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err);
 /* The largest proc id of any proc state transition. */
 int64_t tdx_iwriter_max_proc(const tdx_iwriter *w);
 uint64_t tdx_iwriter_nevents(const tdx_iwriter *w);
+/* The events up to and including the last Sync: what cmd/trace shows of a damaged trace. */
+uint64_t tdx_iwriter_valid_events(const tdx_iwriter *w);
+/* Marks the index as made of a damaged trace's valid part (the damage at byte damage_off):
+ * call before the views' phase, which is then given tdx_iwriter_valid_events as view_events. */
+void tdx_iwriter_set_partial(tdx_iwriter *w, uint64_t damage_off);
 size_t tdx_iwriter_nblocks(const tdx_iwriter *w);
 /* The global tables in the shape of a generation's tables (the ids events carry). */
 const tdx_gen *tdx_iwriter_tables(tdx_iwriter *w);

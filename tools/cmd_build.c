@@ -15,12 +15,13 @@
 #include "core/reader.h"
 #include "index/query.h"
 #include "index/reader.h"
+#include "index/sumindex.h"
 #include "index/viewbuild.h"
 #include "index/writer.h"
 
 static const char build_help[] =
-    "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose] [--checkpoint-every N]\n"
-    "                     [--sort-budget BYTES]\n\n"
+    "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose] [--partial]\n"
+    "                     [--checkpoint-every N] [--sort-budget BYTES]\n\n"
     "Reads TRACE once (ordering and validating it exactly as Go's parser does) and writes a\n"
     "compact, checksummed index to OUT (default: TRACE.tidx), atomically: a temporary file beside\n"
     "OUT is synced and renamed over it only when complete. OUT is never overwritten unless it is\n"
@@ -31,6 +32,10 @@ static const char build_help[] =
     "             and encoded, 2/3 views, 3/3 summary and the file's last sections; each\n"
     "             with its own ETA)\n"
     "  --verbose  say how the trace was read and what the views stored\n"
+    "  --partial  index a damaged trace (one cut short by a crash, say) as go tool trace shows\n"
+    "             it: the views and split ranges end at the last complete generation, and the\n"
+    "             error is reported as a warning (exit 0). Without it a damaged trace is an\n"
+    "             error. `info` tells such an index by its \"partial\" line\n"
     "  --checkpoint-every N  events between the viewer checkpoints queries start from, in\n"
     "             every view (default 32768 in the proc view, 131072 in the thread and\n"
     "             goroutine views, or 4 per goroutine that exists when that is more:\n"
@@ -93,7 +98,7 @@ static void tail_progress_update(void *ctx, uint64_t done, uint64_t total) {
 int cmd_build(int argc, char **argv) {
     const char *path = NULL, *out = NULL;
     int jobs = tdx_ncpus(), jr;
-    bool quiet = false, verbose = false;
+    bool quiet = false, verbose = false, partial = false;
     uint64_t every = 0; /* the defaults */
     uint64_t budget = 0;
 #ifdef __GLIBC__
@@ -116,6 +121,8 @@ int cmd_build(int argc, char **argv) {
             quiet = true;
         } else if (!strcmp(argv[i], "--verbose")) {
             verbose = true;
+        } else if (!strcmp(argv[i], "--partial")) {
+            partial = true;
         } else if (!strcmp(argv[i], "--checkpoint-every")) {
             if (++i >= argc || cli_parse_u64(argv[i], &every) || !every)
                 return cli_usage_error("build", "--checkpoint-every needs a positive event count");
@@ -191,20 +198,42 @@ int cmd_build(int argc, char **argv) {
         fprintf(stderr, "traceidx: io_uring prefetched %.1f MB\n",
                 (double)tdx_prefetch_requested(pf) / 1e6);
     tdx_prefetch_stop(pf);
+    /* A damaged trace (read error, not the writer's): cmd/trace shows the events up to the last
+     * Sync read, if any; so does --partial. */
+    uint64_t view_events = 0;
     if (rrc) {
         cli_progress_end(&prog);
         const tdx_err *we = tdx_iwriter_error(w);
-        if (we->kind == TDX_EUNSUPPORTED) /* something of the trace the index cannot hold */
-            cli_report_trace(path, &src, we);
-        else if (we->kind != TDX_OK) /* the output's own trouble */
-            cli_report(out, we);
-        else
+        uint64_t valid = tdx_iwriter_valid_events(w);
+        bool damaged = we->kind == TDX_OK && (err.kind == TDX_EFORMAT || err.kind == TDX_EVALIDATE);
+        if (damaged && partial && valid) {
             cli_report_trace(path, &src, &err);
-        tdx_iwriter_abort(w);
-        goto done;
+            fprintf(stderr,
+                    "traceidx: %s: warning: the trace is damaged; indexing its %" PRIu64
+                    " event%s up to the last complete generation, as go tool trace shows it\n",
+                    path, valid, valid == 1 ? "" : "s");
+            tdx_iwriter_set_partial(w, err.offset);
+            view_events = valid;
+        } else {
+            if (we->kind == TDX_EUNSUPPORTED) /* something of the trace the index cannot hold */
+                cli_report_trace(path, &src, we);
+            else if (we->kind != TDX_OK) /* the output's own trouble */
+                cli_report(out, we);
+            else
+                cli_report_trace(path, &src, &err);
+            if (damaged && valid && !partial)
+                fprintf(stderr,
+                        "traceidx: %s: its %" PRIu64 " event%s up to the last complete generation "
+                        "%s intact: `traceidx build --partial` indexes them, as go tool trace "
+                        "shows them\n",
+                        path, valid, valid == 1 ? "" : "s", valid == 1 ? "is" : "are");
+            tdx_iwriter_abort(w);
+            goto done;
+        }
     }
     cli_progress_end(&prog);
-    tdx_iwriter_set_trace_hash(w, st.input_hash, st.input_sample);
+    /* The reader hashed the trace as it passed; after a read error the writer hashes it whole. */
+    if (!rrc) tdx_iwriter_set_trace_hash(w, st.input_hash, st.input_sample);
     double t1 = cli_now();
     if (verbose)
         fprintf(stderr,
@@ -216,6 +245,7 @@ int cmd_build(int argc, char **argv) {
     tdx_viewbuild_opts vo = {.ckpt_events = every,
                              .jobs = jobs,
                              .sort_budget = (size_t)budget,
+                             .view_events = view_events,
                              .progress = views_progress_update,
                              .progress_ctx = &vp,
                              .tail_progress = tail_progress_update,
@@ -316,6 +346,19 @@ int cmd_info(int argc, char **argv) {
         tdx_index_close(&ix);
         return TDX_EXIT_FAIL;
     }
+    /* A damaged trace's index (build --partial): the views end at the last Sync read. */
+    tdx_summary sf;
+    memset(&sf, 0, sizeof sf);
+    if (ix.partial) {
+        uint64_t slen;
+        const uint8_t *sp = tdx_index_section(&ix, TDX_SEC_SUMMARY, &slen, &err);
+        if (!sp || tdx_sumindex_fields(sp, (size_t)slen, ix.sec[TDX_SEC_SUMMARY].off, &sf, &err)) {
+            cli_report(path, &err);
+            free(rs);
+            tdx_index_close(&ix);
+            return TDX_EXIT_FAIL;
+        }
+    }
     if (json) {
         printf("{\"index\":\"%s\",\"format_version\":%u,\"trace_version\":\"go1.%" PRIu64 "\","
                "\"trace_bytes\":%" PRIu64 ",\"index_bytes\":%zu,\"ratio\":%.4f,"
@@ -340,7 +383,12 @@ int cmd_info(int argc, char **argv) {
             printf("%s\"%s\":%" PRIu64, first ? "" : ",", tdx_section_name(k), ix.sec[k].len);
             first = 0;
         }
-        printf("}%s}\n", verify ? ",\"verified\":true" : "");
+        printf("}");
+        if (ix.partial)
+            printf(",\"partial\":{\"damage_offset\":%" PRIu64 ",\"view_events\":%" PRIu64
+                   ",\"view_end_ns\":%" PRId64 "}",
+                   ix.damage_off, sf.valid_events, sf.valid_end);
+        printf("%s}\n", verify ? ",\"verified\":true" : "");
     } else {
         printf("index:        %s (format version %u%s)\n", path, ix.version,
                verify ? ", all checksums verified" : "");
@@ -348,6 +396,11 @@ int cmd_info(int argc, char **argv) {
                ix.trace_size);
         printf("span:         %s (%" PRId64 " .. %" PRId64 " ns)\n", dur, (int64_t)m[M_FIRST_TIME],
                (int64_t)m[M_LAST_TIME]);
+        if (ix.partial)
+            printf("partial:      the trace is damaged at byte offset %" PRIu64
+                   " (build --partial): the views and split ranges end at its last complete "
+                   "generation, event %" PRIu64 " of %" PRIu64 " (%" PRId64 " ns)\n",
+                   ix.damage_off, sf.valid_events, m[M_EVENTS], sf.valid_end);
         printf("generations:  %" PRIu64 "\n", m[M_GENERATIONS]);
         printf("events:       %" PRIu64 "\n", m[M_EVENTS]);
         for (int k = 1; k < 15; k++)
