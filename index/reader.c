@@ -628,6 +628,6 @@ int tdx_index_check_trace(const tdx_index *ix, const char *trace_path, const uin
     if (!why) return 0;
     return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET,
                     "index is stale: %s changed (%s) since the index was built; rebuild it with "
-                    "`traceidx build %s`",
-                    trace_path, why, trace_path);
+                    "`traceidx build %s%s`",
+                    trace_path, why, ix->partial ? "--partial " : "", trace_path);
 }

@@ -64,6 +64,11 @@ python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sy
 sys.exit(0 if [(r["start"],r["end"]) for r in a] == [(r["start"],r["end"]) for r in b] else 1)' \
     "$tmp/want.json" "$tmp/got.json" || fail "ranges differ from viewjson --ranges"
 
+# A partial index gone stale: the advice rebuilds it with --partial.
+printf 'x' >>"$tmp/cut.trace"
+"$T" query "$tmp/cut.trace" >/dev/null 2>"$tmp/err" && fail "query of a changed trace succeeded"
+grep -q "traceidx build --partial " "$tmp/err" || fail "stale advice: $(head -c 300 "$tmp/err")"
+
 # 2. The intact trace's index has no partial line.
 "$T" build --quiet "$tmp/t.trace" -o "$tmp/t.tidx" >/dev/null || fail "build of the intact trace"
 "$T" info "$tmp/t.tidx" | grep -q "^partial:" && fail "an intact trace's index says partial"
