@@ -384,10 +384,14 @@ int cmd_info(int argc, char **argv) {
             first = 0;
         }
         printf("}");
-        if (ix.partial)
-            printf(",\"partial\":{\"damage_offset\":%" PRIu64 ",\"view_events\":%" PRIu64
+        if (ix.partial) {
+            char off[24] = "null"; /* the parser's error had no offset */
+            if (ix.damage_off != TDX_NO_OFFSET)
+                snprintf(off, sizeof off, "%" PRIu64, ix.damage_off);
+            printf(",\"partial\":{\"damage_offset\":%s,\"view_events\":%" PRIu64
                    ",\"view_end_ns\":%" PRId64 "}",
-                   ix.damage_off, sf.valid_events, sf.valid_end);
+                   off, sf.valid_events, sf.valid_end);
+        }
         printf("%s}\n", verify ? ",\"verified\":true" : "");
     } else {
         printf("index:        %s (format version %u%s)\n", path, ix.version,
@@ -396,11 +400,15 @@ int cmd_info(int argc, char **argv) {
                ix.trace_size);
         printf("span:         %s (%" PRId64 " .. %" PRId64 " ns)\n", dur, (int64_t)m[M_FIRST_TIME],
                (int64_t)m[M_LAST_TIME]);
-        if (ix.partial)
-            printf("partial:      the trace is damaged at byte offset %" PRIu64
-                   " (build --partial): the views and split ranges end at its last complete "
-                   "generation, event %" PRIu64 " of %" PRIu64 " (%" PRId64 " ns)\n",
-                   ix.damage_off, sf.valid_events, m[M_EVENTS], sf.valid_end);
+        if (ix.partial) {
+            char off[48] = "";
+            if (ix.damage_off != TDX_NO_OFFSET)
+                snprintf(off, sizeof off, " at byte offset %" PRIu64, ix.damage_off);
+            printf("partial:      the trace is damaged%s (build --partial): the views and split "
+                   "ranges end at its last complete generation, event %" PRIu64 " of %" PRIu64
+                   " (%" PRId64 " ns)\n",
+                   off, sf.valid_events, m[M_EVENTS], sf.valid_end);
+        }
         printf("generations:  %" PRIu64 "\n", m[M_GENERATIONS]);
         printf("events:       %" PRIu64 "\n", m[M_EVENTS]);
         for (int k = 1; k < 15; k++)
