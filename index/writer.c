@@ -91,6 +91,7 @@ struct tdx_iwriter {
     uint64_t events_end; /* and of its end (later sections follow it) */
     uint64_t nevents, nblocks;
     uint64_t valid_events; /* events up to and including the last Sync */
+    uint64_t gens_end;     /* end offset of the last generation's batches in the trace */
     bool partial;          /* tdx_iwriter_set_partial: a damaged trace's valid part */
     uint64_t damage_off;
     uint64_t gen_first_event, gen_first_block;
@@ -465,6 +466,7 @@ int tdx_iwriter_gen_done(void *arg, const tdx_gen *g, uint64_t index, uint64_t n
     if (tdx_buf_append(&w->gens, r, sizeof r)) return FAIL_OOM(w);
     w->gen_first_event = w->nevents;
     w->gen_first_block = w->nblocks;
+    if (g->frame.end_off > w->gens_end) w->gens_end = g->frame.end_off;
     return 0;
 }
 
@@ -505,6 +507,10 @@ void tdx_iwriter_set_partial(tdx_iwriter *w, uint64_t damage_off) {
 
 uint64_t tdx_iwriter_valid_events(const tdx_iwriter *w) {
     return w->valid_events;
+}
+
+uint64_t tdx_iwriter_gens_end(const tdx_iwriter *w) {
+    return w->gens_end;
 }
 
 size_t tdx_iwriter_nblocks(const tdx_iwriter *w) {

@@ -36,6 +36,8 @@ int64_t tdx_iwriter_max_proc(const tdx_iwriter *w);
 uint64_t tdx_iwriter_nevents(const tdx_iwriter *w);
 /* The events up to and including the last Sync: what cmd/trace shows of a damaged trace. */
 uint64_t tdx_iwriter_valid_events(const tdx_iwriter *w);
+/* Where the last generation written ends in the trace (bytes): what a damaged trace keeps. */
+uint64_t tdx_iwriter_gens_end(const tdx_iwriter *w);
 /* Marks the index as made of a damaged trace's valid part (the damage at byte damage_off):
  * call before the views' phase, which is then given tdx_iwriter_valid_events as view_events. */
 void tdx_iwriter_set_partial(tdx_iwriter *w, uint64_t damage_off);

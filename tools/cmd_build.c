@@ -208,10 +208,16 @@ int cmd_build(int argc, char **argv) {
         bool damaged = we->kind == TDX_OK && (err.kind == TDX_EFORMAT || err.kind == TDX_EVALIDATE);
         if (damaged && partial && valid) {
             cli_report_trace(path, &src, &err);
+            /* go tool trace says how much of the trace the damage cost; so do we */
+            uint64_t kept = tdx_iwriter_gens_end(w);
+            if (kept > src.size) kept = src.size;
             fprintf(stderr,
                     "traceidx: %s: warning: the trace is damaged; indexing its %" PRIu64
-                    " event%s up to the last complete generation, as go tool trace shows it\n",
-                    path, valid, valid == 1 ? "" : "s");
+                    " event%s up to the last complete generation, as go tool trace shows it "
+                    "(lost %.2f%% of the trace: %" PRIu64 " of %zu bytes)\n",
+                    path, valid, valid == 1 ? "" : "s",
+                    src.size ? 100.0 * (double)(src.size - kept) / (double)src.size : 0.0,
+                    (uint64_t)(src.size - kept), src.size);
             tdx_iwriter_set_partial(w, err.offset);
             view_events = valid;
         } else {
