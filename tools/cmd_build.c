@@ -227,6 +227,9 @@ int cmd_build(int argc, char **argv) {
                 cli_report(out, we);
             else
                 cli_report_trace(path, &src, &err);
+            if (damaged && !valid && partial) /* cmd/trace's words for this case */
+                fprintf(stderr, "traceidx: %s: failed to parse any useful part of the trace\n",
+                        path);
             if (damaged && valid && !partial)
                 fprintf(stderr,
                         "traceidx: %s: its %" PRIu64 " event%s up to the last complete generation "

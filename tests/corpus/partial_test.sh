@@ -87,6 +87,19 @@ printf '\377\377' >>"$tmp/head.trace"
 grep -q "indexing its 1 event up to" "$tmp/err" || fail "warning: $(head -c 300 "$tmp/err")"
 same "$tmp/head.trace" "$tmp/head.tidx"
 
+# 3b. Damage before the first Sync (Go's fuzz corpus: a batch's first timestamp): nothing to show,
+# in cmd/trace's words.
+fz="${TRACEIDX_TESTDATA:-$D/../../shared/testdata}/fuzz/malformed-timestamp"
+if [ -f "$fz" ]; then
+    "$T" build --quiet --partial "$fz" -o "$tmp/fz.tidx" >/dev/null 2>"$tmp/err" &&
+        fail "build --partial of $fz succeeded"
+    grep -q "failed to parse any useful part of the trace" "$tmp/err" ||
+        fail "no reason: $(head -c 300 "$tmp/err")"
+    [ -e "$tmp/fz.tidx" ] && fail "left an index of nothing"
+else
+    echo "SKIP: $fz absent (the shared corpus): damage before the first Sync not checked"
+fi
+
 # 4. An ordering error in the middle of generation 2 (our text trace): the summary has its
 # events before the error (task 2 ends there), the views stop at the Sync before them.
 m="$D/damaged/mid-generation.test"
