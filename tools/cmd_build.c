@@ -310,7 +310,9 @@ static const char info_help[] =
     "usage: traceidx info INDEX|TRACE [--json] [--verify]\n\n"
     "Describes an index: the trace's version, time span, generations, events by kind,\n"
     "goroutines, procs, threads, split ranges, and the index size and its ratio to the trace.\n"
-    "Given a TRACE, uses TRACE.tidx after checking that it still matches the trace.\n\n"
+    "An index of a damaged trace (build --partial) has a \"partial\" line: where the damage is\n"
+    "and where the views end. Given a TRACE, uses TRACE.tidx after checking that it still\n"
+    "matches the trace.\n\n"
     "  --json    the same as a JSON object\n"
     "  --verify  also check every section and block checksum, decode every event block,\n"
     "            and load the viewer store and every saved viewer state as a query would\n";
