@@ -101,7 +101,7 @@ else
 fi
 
 # 4. An ordering error in the middle of generation 2 (our text trace): the summary has its
-# events before the error (task 2 ends there), the views stop at the Sync before them.
+# events before the error (task 7 ends there), the views stop at the Sync before them.
 m="$D/damaged/mid-generation.test"
 if [ -f "$m" ]; then
     "$T" build --quiet "$m" -o "$tmp/m.tidx" >/dev/null 2>&1 && fail "build of $m succeeded"
@@ -109,10 +109,10 @@ if [ -f "$m" ]; then
     "$T" info "$tmp/m.tidx" | grep -q "event 5 of 8" || fail "info: $("$T" info "$tmp/m.tidx")"
     same "$m" "$tmp/m.tidx"
     same "$m" "$tmp/m.tidx" --view thread
-    same "$m" "$tmp/m.tidx" --goroutine 1
-    same "$m" "$tmp/m.tidx" --taskid 2
-    same "$m" "$tmp/m.tidx" --focustask 2
-    grep -q '"name":"my task"' "$tmp/got.json" || fail "task 2 missing from the focustask view"
+    same "$m" "$tmp/m.tidx" --goroutine 9
+    same "$m" "$tmp/m.tidx" --taskid 7
+    same "$m" "$tmp/m.tidx" --focustask 7
+    grep -q '"name":"request 42"' "$tmp/got.json" || fail "task 7 missing from the focustask view"
 else
     fail "missing $m"
 fi
