@@ -409,28 +409,21 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
     else if (qq->has_taskid)
         vq.has_taskid = true, vq.taskid = qq->taskid;
     bool go_window = vq.has_goid || vq.has_focustask || vq.has_taskid;
-    uint64_t slen;
-    const uint8_t *sp = tdx_index_section(ix, TDX_SEC_SUMMARY, &slen, err);
-    if (!sp) goto out;
     if (go_window) {
         if (load_store(&q)) goto out;
         have_store = true;
-        if (tdx_sumindex_load(sp, (size_t)slen, ix->sec[TDX_SEC_SUMMARY].off, &vq, &q.sum, err))
+        uint64_t len;
+        const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);
+        if (!p || tdx_sumindex_load(p, (size_t)len, ix->sec[TDX_SEC_SUMMARY].off, &vq, &q.sum, err))
             goto out;
         q.have_sum = true;
-    } else if (tdx_sumindex_fields(sp, (size_t)slen, ix->sec[TDX_SEC_SUMMARY].off, &q.sum, err)) {
+    } else if (tdx_sumindex_fields(ix, &q.sum, err)) {
         goto out;
     }
     /* The views end at the last Sync: the trace's end, or a damaged trace's last one read
      * (build --partial), as cmd/trace shows such a trace. */
     int64_t tend = q.sum.valid_end;
     uint64_t nevents = q.sum.valid_events;
-    if (nevents > ix->meta[M_EVENTS]) {
-        tdx_errf(err, TDX_EINDEX, ix->sec[TDX_SEC_SUMMARY].off,
-                 "index section SUMMARY is corrupt (checksum or structure mismatch): rebuild it "
-                 "with `traceidx build`");
-        goto out;
-    }
     if (tdx_viewgen_resolve(&vq, &q.sum, t0, tend, nevents, &q.res, err)) goto out;
     tdx_viewgen_opts *o = &q.res.opts;
     o->tend = tend;

@@ -22,6 +22,7 @@
 #include "core/hmap.h"
 #include "core/varint.h"
 #include "index/format.h"
+#include "index/reader.h"
 #include "index/rans.h"
 #include "index/scratch.h"
 #include "index/viewgen_ser.h"
@@ -1213,7 +1214,8 @@ out:
     return rc;
 }
 
-static void load_fields(rd *r, tdx_summary *s) {
+/* The header's scalar fields; the Sync a query ends at cannot lie past the events. */
+static int load_fields(rd *r, tdx_summary *s) {
     const uint8_t *f = r->p + SH_FIELDS;
     s->nevents = tdx_rd64(f);
     s->t0 = (int64_t)tdx_rd64(f + 8);
@@ -1223,13 +1225,15 @@ static void load_fields(rd *r, tdx_summary *s) {
     s->valid_end = (int64_t)tdx_rd64(f + 40);
     s->max_proc = (int64_t)tdx_rd64(f + 48);
     s->valid_max_proc = (int64_t)tdx_rd64(f + 56);
+    return s->valid_events > s->nevents ? corrupt(r, f + 32) : 0;
 }
 
-int tdx_sumindex_fields(const uint8_t *p, size_t n, uint64_t base, tdx_summary *s, tdx_err *err) {
+int tdx_sumindex_fields(tdx_index *ix, tdx_summary *s, tdx_err *err) {
+    uint64_t n;
+    const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &n, err);
     rd r;
-    if (rd_open(&r, p, n, base, err)) return -1;
-    load_fields(&r, s);
-    return 0;
+    if (!p || rd_open(&r, p, (size_t)n, ix->sec[TDX_SEC_SUMMARY].off, err)) return -1;
+    return load_fields(&r, s);
 }
 
 int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewquery *q,
@@ -1238,13 +1242,12 @@ int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewq
     if (rd_open(&r, p, n, base, err)) return -1;
     r.nstr = tdx_vgstore_nstrings(s->store);
     r.nnodes = tdx_vgstore_nnodes(s->store);
-    load_fields(&r, s);
-    int rc = 0;
-    if (q->has_goid)
+    int rc = load_fields(&r, s);
+    if (!rc && q->has_goid)
         rc = load_goroutine(&r, s, (int64_t)q->goid);
-    else if (q->has_focustask)
+    else if (!rc && q->has_focustask)
         rc = load_tasks(&r, s, q->focustask, false);
-    else if (q->has_taskid)
+    else if (!rc && q->has_taskid)
         rc = load_tasks(&r, s, q->taskid, true);
     rd_free(&r);
     return rc;

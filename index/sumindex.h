@@ -38,9 +38,10 @@ int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err);
 int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewquery *q,
                       tdx_summary *s, tdx_err *err);
 
-/* Only the header's fields (events, first time, the last Sync and the events up to it): what
- * a time window or split range needs. */
-int tdx_sumindex_fields(const uint8_t *p, size_t n, uint64_t base, tdx_summary *s, tdx_err *err);
+/* Only the header's fields of ix's SUMMARY (events, first time, the last Sync and the events up
+ * to it): where a time window or split range ends. */
+struct tdx_index;
+int tdx_sumindex_fields(struct tdx_index *ix, tdx_summary *s, tdx_err *err);
 
 /* Checks every checksum and the structure of every record (string and stack ids are checked
  * against the store when a query loads them). */

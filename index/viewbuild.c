@@ -632,12 +632,11 @@ static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *e
     shared *sh = w->sh;
     int rc = 0;
     uint64_t idx = w->idx;
-    for (size_t i = 0; i < n && !rc; i++, idx++) {
+    /* The views read events [0, nv); past a damaged trace's last Sync only Go's summary does. */
+    uint64_t left = idx < sh->view_events ? sh->view_events - idx : 0;
+    size_t nv = left < n ? (size_t)left : n;
+    for (size_t i = 0; i < nv && !rc; i++, idx++) {
         const tdx_event *e = &evs[i];
-        if (idx >= sh->view_events) { /* past a damaged trace's last Sync: Go's summary only */
-            if (w->summary) rc = summarize(w, e);
-            continue;
-        }
         if (idx == 0) w->t0 = e->time;
         if (idx == w->next_ck) {
             rc = checkpoint(w, idx, e->time - w->t0);
@@ -650,6 +649,8 @@ static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *e
             if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
         if (!rc) rc = track(w, e);
     }
+    for (size_t i = nv; i < n && !rc && w->summary; i++) rc = summarize(w, &evs[i]);
+    idx += n - nv;
     w->idx = idx;
     if (bi % 16 == 15 || bi + 1 == nblocks) progress(w, idx);
     if (w->index == 0 && bi % 16 == 15) release_strings(w);

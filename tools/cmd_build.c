@@ -361,9 +361,7 @@ int cmd_info(int argc, char **argv) {
     tdx_summary sf;
     memset(&sf, 0, sizeof sf);
     if (ix.partial) {
-        uint64_t slen;
-        const uint8_t *sp = tdx_index_section(&ix, TDX_SEC_SUMMARY, &slen, &err);
-        if (!sp || tdx_sumindex_fields(sp, (size_t)slen, ix.sec[TDX_SEC_SUMMARY].off, &sf, &err)) {
+        if (tdx_sumindex_fields(&ix, &sf, &err)) {
             cli_report(path, &err);
             free(rs);
             tdx_index_close(&ix);
