@@ -405,6 +405,34 @@ Test(sumindex, progress_counts_the_records_read_back) {
     fixture_free(&f);
 }
 
+/* The first pass logs each record's shape for the second; past 65536 shapes of a kind the log
+ * moves to a scratch file beside the index (or, with none, grows in memory, twice here). Both
+ * give the bytes the records call for. */
+Test(sumindex, shape_log_beyond_memory) {
+    fixture f;
+    build(&f, 91, 140000, 2000, 300, true);
+    size_t n;
+    uint8_t *want = save(&f, &n); /* the log in memory */
+    tdx_err err;
+    cr_assert_eq(tdx_sumindex_verify(want, n, 0, &err), 0, "verify: %s", err.msg);
+    int kind;
+    for (size_t i = 0; i < f.s.gs.n; i += 97)
+        cr_assert_eq(check_goroutine(&f, want, n, f.s.gs.v[i].id, &kind), 0);
+    cr_assert_eq(check_goroutine(&f, want, n, f.s.gs.v[f.s.gs.n - 1].id, &kind), 0);
+    tdx_sumspill sp;
+    cr_assert_eq(tdx_sumspill_init(&sp, "/tmp/sumindex-test.tidx", 1 << 20), 0);
+    cr_assert_eq(tdx_sumspill_put_all(&sp, &f.s, &err), 0, "%s", err.msg);
+    tdx_buf b = {0};
+    cr_assert_eq(
+        tdx_sumindex_write(&sp, &f.s, "/tmp/sumindex-test.tidx", put_bytes, &b, NULL, NULL, &err),
+        0, "write: %s", err.msg);
+    cr_assert(b.n == n && memcmp(b.v, want, n) == 0, "the log in a file gave other bytes");
+    tdx_vec_free(&b);
+    tdx_sumspill_free(&sp);
+    free(want);
+    fixture_free(&f);
+}
+
 Test(sumindex, empty_summary) {
     fixture f;
     cr_assert_eq(tdx_vgstore_init(&f.store), 0);
