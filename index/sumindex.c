@@ -8,10 +8,11 @@
  * inside a block are delta-coded against the previous record; nothing crosses a block boundary.
  *
  * Three dictionaries ("shapes") hold the few distinct (entry function, PC) pairs of goroutines and
- * (type, start stack, end stack) triples of tasks and regions, most frequent first; records refer
- * to them by ordinal. What no query reads is not stored: the event index of each unblock edge
- * (an index is built from a valid trace, so every edge counts) and the stack of a task's first
- * log (only its time and goroutine orient a task query). */
+ * (type, start stack, end stack) triples of tasks and regions, in order of first use; records
+ * refer to them by ordinal. The tables are written in one pass over the sorted records. What no
+ * query reads is not stored: the event index of each unblock edge (an index is built from a valid
+ * trace, so every edge counts) and the stack of a task's first log (only its time and goroutine
+ * orient a task query). */
 #include "sumindex.h"
 
 #include <stdbool.h>
@@ -184,33 +185,19 @@ static bool tw_record(tabw *w, uint64_t key) {
 
 /* ---- shape dictionaries ---- */
 
-/* The open-addressing table holds each shape with its count: a lookup is one cache miss (the
- * tables outgrow the cache: a shape per region, task or goroutine kind). So the first pass logs
- * the provisional id of every shape it meets, and the second, which meets them in the same
- * order, reads the log instead of looking each up again (on a 1 GiB trace this step took
- * 3.5 s instead of 4.6). The log is in memory up to IDLOG_MEM bytes, in a scratch file after. */
+/* A shape's ordinal is its order of first use in the tables (goroutines by id, tasks by id, then
+ * each task's regions): one lookup per record, as the records are written. Ranking them by use
+ * took a pass of its own over every task, and the section came out no smaller (256 MiB trace:
+ * 25 KB larger; 64 MiB: 6 KB smaller). */
 typedef struct sslot {
     shape s;
-    uint64_t count;
-    uint32_t id1; /* provisional id + 1 (0: free) */
+    uint32_t id1; /* ordinal + 1 (0: free) */
 } sslot;
 
-#define IDLOG_MEM ((size_t)1 << 18)
-#define IDLOG_IDS (IDLOG_MEM / 4)
-
 typedef struct shapeset {
-    TDX_VEC(shape) v; /* by provisional id */
+    TDX_VEC(shape) v; /* by ordinal */
     sslot *slots;
     size_t mask;
-    uint32_t *rank; /* provisional id -> ordinal, once written */
-    /* the log: ids[0, nbuf) not yet in the file, or read back from it at [pos, nbuf) */
-    uint32_t *ids;
-    size_t cap, nbuf, pos;
-    uint64_t nfile, nread; /* ids in the file; ids of the file read back */
-    tdx_scratch file;
-    const char *beside;
-    tdx_err *err_out;
-    int err; /* 1: memory, 2: the passes disagree, 3: reported in *err_out */
 } shapeset;
 
 static size_t shape_hash(shape s) {
@@ -220,69 +207,6 @@ static size_t shape_hash(shape s) {
 static void shapes_free(shapeset *d) {
     tdx_vec_free(&d->v);
     free(d->slots);
-    free(d->rank);
-    free(d->ids);
-    tdx_scratch_close(&d->file);
-}
-
-static int log_put(shapeset *d, uint32_t id) {
-    if (!d->ids) {
-        if (!(d->ids = malloc(IDLOG_MEM))) return -1;
-        d->cap = IDLOG_IDS;
-    }
-    if (d->nbuf == d->cap) {
-        if (!d->beside) { /* (an in-memory summary: the log stays in memory too) */
-            uint32_t *nx = d->cap < SIZE_MAX / 8 ? realloc(d->ids, d->cap * 8) : NULL;
-            if (!nx) return -1;
-            d->ids = nx;
-            d->cap *= 2;
-        } else {
-            if ((d->file.fd < 0 && tdx_scratch_open(&d->file, d->beside, d->err_out)) ||
-                tdx_scratch_put(&d->file, d->ids, d->nbuf * 4, d->err_out)) {
-                d->err = 3;
-                return -1;
-            }
-            d->nfile += d->nbuf;
-            d->nbuf = 0;
-        }
-    }
-    d->ids[d->nbuf++] = id;
-    return 0;
-}
-
-/* After the first pass: the log is read from its start. */
-static int log_rewind(shapeset *d) {
-    if (d->file.fd < 0) return 0;
-    if (tdx_scratch_put(&d->file, d->ids, d->nbuf * 4, d->err_out) ||
-        tdx_scratch_flush(&d->file, d->err_out)) {
-        d->err = 3;
-        return -1;
-    }
-    d->nfile += d->nbuf;
-    d->nbuf = d->pos = 0;
-    return 0;
-}
-
-/* The ordinal of the next shape the second pass meets (0 after a failure, noted in d->err). */
-static uint32_t shapes_next(shapeset *d) {
-    if (d->pos == d->nbuf) {
-        size_t n = d->nfile - d->nread < IDLOG_IDS ? (size_t)(d->nfile - d->nread) : IDLOG_IDS;
-        if (n == 0) {
-            if (!d->err) d->err = 2;
-            return 0;
-        }
-        if (tdx_scratch_read(&d->file, d->nread * 4, d->ids, n * 4, d->err_out)) {
-            d->err = 3;
-            return 0;
-        }
-        d->nread += n;
-        d->nbuf = n;
-        d->pos = 0;
-    }
-    uint32_t id = d->ids[d->pos++];
-    if (id < d->v.n) return d->rank[id];
-    if (!d->err) d->err = 2;
-    return 0;
 }
 
 static int shapes_grow(shapeset *d) {
@@ -301,70 +225,28 @@ static int shapes_grow(shapeset *d) {
     return 0;
 }
 
-/* The slot holding s, or the free slot where it would go. */
-static sslot *shapes_slot(const shapeset *d, shape s) {
+/* The ordinal of s, a new one when it is first seen; UINT32_MAX on memory exhaustion. */
+static uint32_t shapes_add(shapeset *d, shape s) {
+    if ((d->v.n + 1) * 2 > (d->mask ? d->mask + 1 : 0) && shapes_grow(d)) return UINT32_MAX;
     size_t j = shape_hash(s) & d->mask;
     for (; d->slots[j].id1; j = (j + 1) & d->mask) {
         const shape *o = &d->slots[j].s;
-        if (o->name == s.name && o->a == s.a && o->b == s.b) break;
-    }
-    return &d->slots[j];
-}
-
-/* The provisional id of s (counted once more); UINT32_MAX on memory exhaustion. */
-static uint32_t shapes_add(shapeset *d, shape s) {
-    if ((d->v.n + 1) * 2 > (d->mask ? d->mask + 1 : 0) && shapes_grow(d)) return UINT32_MAX;
-    sslot *t = shapes_slot(d, s);
-    if (t->id1) {
-        t->count++;
-        return log_put(d, t->id1 - 1) ? UINT32_MAX : t->id1 - 1;
+        if (o->name == s.name && o->a == s.a && o->b == s.b) return d->slots[j].id1 - 1;
     }
     if (d->v.n >= UINT32_MAX - 1 || tdx_vec_push(&d->v, s)) return UINT32_MAX;
-    *t = (sslot){s, 1, (uint32_t)d->v.n};
-    return log_put(d, (uint32_t)(d->v.n - 1)) ? UINT32_MAX : (uint32_t)(d->v.n - 1);
+    d->slots[j] = (sslot){s, (uint32_t)d->v.n};
+    return (uint32_t)(d->v.n - 1);
 }
 
-typedef struct keyed {
-    uint64_t key, key2;
-    uint32_t idx;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b) {
-    const keyed *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    if (x->key2 != y->key2) return x->key2 < y->key2 ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Most frequent first (ties: first seen first, records being read by key), then the table;
- * the lookup table is no longer needed after. */
-static int shapes_write(shapeset *d, tabw *w) {
-    keyed *o = malloc((d->v.n ? d->v.n : 1) * sizeof *o);
-    uint32_t *rank = malloc((d->v.n ? d->v.n : 1) * sizeof *rank);
-    if (!o || !rank) {
-        free(o);
-        free(rank);
-        return -1;
-    }
-    for (size_t i = 0; i < d->v.n; i++) o[i] = (keyed){UINT64_MAX, 0, (uint32_t)i};
-    for (size_t i = 0; d->slots && i <= d->mask; i++) {
-        const sslot *t = &d->slots[i];
-        if (t->id1) o[t->id1 - 1].key = UINT64_MAX - t->count;
-    }
-    if (d->v.n > 1) qsort(o, d->v.n, sizeof *o, cmp_keyed);
+/* The dictionary, by ordinal (after the tables that use it). */
+static void shapes_write(const shapeset *d, tabw *w) {
     for (size_t i = 0; i < d->v.n; i++) {
-        const shape *s = &d->v.v[o[i].idx];
-        rank[o[i].idx] = (uint32_t)i;
+        const shape *s = &d->v.v[i];
         tw_record(w, i);
         tw_u(w, F_S_NAME, s->name);
         tw_u(w, F_S_A, s->a);
         tw_u(w, F_S_B, s->b);
     }
-    free(o);
-    free(d->slots);
-    d->slots = NULL;
-    d->rank = rank;
-    return log_rewind(d);
 }
 
 /* ---- the tables ---- */
@@ -381,8 +263,9 @@ typedef struct sumw {
     tdx_err *err;
     tdx_sumindex_progress progress;
     void *progress_ctx;
-    uint64_t read0, total; /* records read back before, and to read over both passes */
+    uint64_t read0, total; /* records read back before, and to read */
     uint64_t items;        /* goroutines and tasks handled, to report every PROGRESS_EVERY */
+    bool nomem;            /* a dictionary could not grow */
 } sumw;
 
 #define PROGRESS_EVERY 4096
@@ -398,47 +281,12 @@ static shape g_shape(const tdx_sumgrec *g) {
     return (shape){g->name, 0, g->pc};
 }
 
-/* A shape set's failure as the tables' code (-1 memory, -2 inconsistent, -3 reported), else
- * `otherwise`. */
-static int shapes_rc(const sumw *w, int otherwise) {
-    const shapeset *d[3] = {&w->gsh, &w->tsh, &w->rsh};
-    for (int i = 0; i < 3; i++)
-        if (d[i]->err) return -d[i]->err;
-    return otherwise;
-}
-
-/* First pass: count the shapes, and note each task's attachment to its parent. */
-static int collect_shapes(sumw *w) {
-    tdx_sumspill *sp = w->sp;
-    if (tdx_sumspill_rewind(sp, w->err)) return -3;
-    tdx_sumgrec g;
-    int k;
-    while ((k = tdx_sumspill_next_g(sp, &g, w->err)) == 1) {
-        tick(w);
-        if (shapes_add(&w->gsh, g_shape(&g)) == UINT32_MAX) return shapes_rc(w, -1);
-    }
-    if (k < 0) return -3;
-    tdx_sumfold *f = &w->f;
-    while ((k = tdx_sumspill_next_task(sp, f, w->err)) == 1) {
-        tick(w);
-        if (shapes_add(&w->tsh, ev_shape(f->name, &f->start, &f->end)) == UINT32_MAX)
-            return shapes_rc(w, -1);
-        for (size_t i = 0; i < f->regions.n; i++) {
-            const tdx_sumregion *r = &f->regions.v[i];
-            if (shapes_add(&w->rsh, ev_shape(r->name, &r->start, &r->end)) == UINT32_MAX)
-                return shapes_rc(w, -1);
-        }
-        if (f->has_parent) {
-            uint8_t c[8];
-            tdx_le64(c, f->id);
-            if (tdx_xsort_add(sp->attach, f->parent, f->parent_ev, c, 8, w->err)) return -3;
-        }
-    }
-    if (k < 0) return -3;
-    return shapes_write(&w->gsh, &w->t[T_GSHAPES]) || shapes_write(&w->tsh, &w->t[T_TSHAPES]) ||
-                   shapes_write(&w->rsh, &w->t[T_RSHAPES])
-               ? shapes_rc(w, -1)
-               : 0;
+/* The ordinal of s in d (0 on memory exhaustion, noted in w). */
+static uint32_t shape_of(sumw *w, shapeset *d, shape s) {
+    uint32_t o = shapes_add(d, s);
+    if (o != UINT32_MAX) return o;
+    w->nomem = true;
+    return 0;
 }
 
 /* GOROUTINES, by id: u = has start | has end << 1 | granule 64 << 2; shape; creation (delta to
@@ -456,7 +304,7 @@ static int write_goroutines(sumw *w) {
         int64_t gran = on_gran(d[0]) && on_gran(d[1]) && on_gran(d[2]) ? GRAN : 1;
         tw_u(tw, F_G_FLAGS,
              (uint64_t)(g.start != 0) | (uint64_t)(g.end != 0) << 1 | (uint64_t)(gran > 1) << 2);
-        tw_u(tw, F_G_SHAPE, shapes_next(&w->gsh));
+        tw_u(tw, F_G_SHAPE, shape_of(w, &w->gsh, g_shape(&g)));
         tw_i(tw, F_G_CREATE, d[0] / gran);
         if (g.start) tw_i(tw, F_G_START, d[1] / gran);
         if (g.end) tw_i(tw, F_G_END, d[2] / gran);
@@ -500,7 +348,7 @@ static void write_task(sumw *w, tabw *tw, const tdx_sumfold *t, int64_t *pt, int
          (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)par << 2 | (uint64_t)gd << 3 |
              (uint64_t)(gran > 1) << 4);
     tw_u(tw, F_T_NCHILD, t->children.n);
-    tw_u(tw, F_T_SHAPE, shapes_next(&w->tsh));
+    tw_u(tw, F_T_SHAPE, shape_of(w, &w->tsh, ev_shape(t->name, &t->start, &t->end)));
     if (sp) {
         tw_i(tw, F_T_START, ds / gran);
         tw_i(tw, F_T_SG, tdx_wsub(t->start.g, *pg));
@@ -568,7 +416,7 @@ static bool write_taskx(sumw *w, tabw *xw, const tdx_sumfold *t, int64_t gran) {
         if (xw) {
             tw_u(xw, F_R_FLAGS, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)gd << 2);
             tw_u(xw, F_R_REF, ref);
-            tw_u(xw, F_R_SHAPE, shapes_next(&w->rsh));
+            tw_u(xw, F_R_SHAPE, shape_of(w, &w->rsh, ev_shape(r->name, &r->start, &r->end)));
         }
         if (sp) exact &= put_time(xw, F_R_START, tdx_wsub(r->start.time, pt), gran);
         if (ep)
@@ -683,7 +531,7 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
     w.err = err;
     w.progress = progress;
     w.progress_ctx = progress_ctx;
-    w.total = 2 * (tdx_xsort_count(sp->g) + tdx_xsort_count(sp->t));
+    w.total = tdx_xsort_count(sp->g) + tdx_xsort_count(sp->t);
     w.read0 = sp->nread;
     for (int i = 0; i < T_COUNT; i++) {
         w.t[i].t = i;
@@ -692,18 +540,16 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
         w.t[i].err_out = err;
         tdx_rans_enc_init(&w.t[i].enc);
     }
-    shapeset *sets[3] = {&w.gsh, &w.tsh, &w.rsh};
-    for (int i = 0; i < 3; i++) {
-        sets[i]->file.fd = -1;
-        sets[i]->beside = beside;
-        sets[i]->err_out = err;
-    }
-    int rc = collect_shapes(&w);
-    if (!rc) rc = tdx_sumspill_rewind(sp, err) ? -3 : 0;
+    int rc = tdx_sumspill_attach(sp, err) || tdx_sumspill_rewind(sp, err) ? -3 : 0;
     if (!rc) rc = write_goroutines(&w);
     if (!rc) rc = write_edges(&w);
     if (!rc) rc = write_tasks(&w);
-    if (!rc) rc = shapes_rc(&w, 0);
+    if (!rc && w.nomem) rc = -1;
+    if (!rc) {
+        shapes_write(&w.gsh, &w.t[T_GSHAPES]);
+        shapes_write(&w.tsh, &w.t[T_TSHAPES]);
+        shapes_write(&w.rsh, &w.t[T_RSHAPES]);
+    }
     for (int i = 0; i < T_COUNT && !rc; i++) {
         tw_close(&w.t[i]);
         if (w.t[i].err) rc = w.t[i].err == 3 ? -3 : w.t[i].err == 2 ? -2 : -1;

@@ -14,7 +14,7 @@
 
 /* Receives the section's bytes in order. */
 typedef int (*tdx_sumindex_put)(void *ctx, const void *p, size_t n, tdx_err *err);
-/* Told how far the writing is: spilled records read back so far, and in all (both passes). */
+/* Told how far the writing is: spilled records read back so far, and in all. */
 typedef void (*tdx_sumindex_progress)(void *ctx, uint64_t done, uint64_t total);
 
 /* The section (layout in docs/index-format.md) from a summary spilled into sp (its records; s

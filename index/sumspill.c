@@ -22,8 +22,9 @@ int tdx_sumspill_init(tdx_sumspill *sp, const char *beside, size_t budget) {
     sp->g = tdx_xsort_new(beside, b);
     sp->e = tdx_xsort_new(beside, b);
     sp->t = tdx_xsort_new(beside, b);
+    sp->named = tdx_xsort_new(beside, b);
     sp->attach = tdx_xsort_new(beside, b);
-    if (sp->g && sp->e && sp->t && sp->attach) return 0;
+    if (sp->g && sp->e && sp->t && sp->named && sp->attach) return 0;
     tdx_sumspill_free(sp);
     return -1;
 }
@@ -32,6 +33,7 @@ void tdx_sumspill_free(tdx_sumspill *sp) {
     tdx_xsort_free(sp->g);
     tdx_xsort_free(sp->e);
     tdx_xsort_free(sp->t);
+    tdx_xsort_free(sp->named);
     tdx_xsort_free(sp->attach);
     memset(sp, 0, sizeof *sp);
 }
@@ -116,10 +118,15 @@ static int emit(tdx_sumspill *sp, const tdx_summary *s, const uint8_t *open, tdx
     tdx_buf b = {0};
     int rc = 0;
     for (size_t i = 0; i < s->tasks.n && !rc; i++) {
+        const tdx_sumtask *t = &s->tasks.v[i];
         b.n = 0;
-        rc = put_task(&b, s, &s->tasks.v[i], open)
-                 ? nomem(err)
-                 : tdx_xsort_add(sp->t, s->tasks.v[i].id, when, b.v, b.n, err);
+        rc = put_task(&b, s, t, open) ? nomem(err)
+                                      : tdx_xsort_add(sp->t, t->id, when, b.v, b.n, err);
+        if (!rc && t->parent != TDX_SUM_NONE) {
+            uint8_t p[8];
+            tdx_le64(p, s->tasks.v[t->parent].id);
+            rc = tdx_xsort_add(sp->named, t->id, t->parent_ev, p, sizeof p, err);
+        }
     }
     for (size_t i = 0; i < s->edge_a.n && !rc; i++)
         rc = tdx_xsort_add(sp->e, (uint64_t)s->edge_b.v[i] ^ TDX_XSORT_SIGN,
@@ -354,4 +361,22 @@ int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err) {
     /* A region is spilled when it closes, so parts list them out of creation order. */
     sort_regions(f->regions.v, f->regions.n);
     return 1;
+}
+
+int tdx_sumspill_attach(tdx_sumspill *sp, tdx_err *err) {
+    if (tdx_xsort_rewind(sp->named, err)) return -1;
+    tdx_xrec r;
+    uint64_t child = 0;
+    bool any = false;
+    int k;
+    while ((k = tdx_xsort_next(sp->named, &r, err)) == 1) {
+        if (any && r.k1 == child) continue; /* named again later: the first stays */
+        if (r.n != 8) return damaged(err);
+        any = true;
+        child = r.k1;
+        uint8_t c[8];
+        tdx_le64(c, child);
+        if (tdx_xsort_add(sp->attach, tdx_rd64(r.p), r.k2, c, sizeof c, err)) return -1;
+    }
+    return k < 0 ? -1 : 0;
 }

@@ -15,13 +15,15 @@
 #include "index/summary.h"
 
 typedef struct tdx_sumspill {
-    tdx_xsort *g;        /* goroutine records, by (id, when spilled): the last one counts */
-    tdx_xsort *e;        /* unblock edges, by (operand, operator), repeats included */
-    tdx_xsort *t;        /* task parts, by (id, when spilled) */
-    tdx_xsort *attach;   /* (parent, event that attached, child): made while folding */
+    tdx_xsort *g; /* goroutine records, by (id, when spilled): the last one counts */
+    tdx_xsort *e; /* unblock edges, by (operand, operator), repeats included */
+    tdx_xsort *t; /* task parts, by (id, when spilled) */
+    /* (child, event that set its parent) -> parent, from every part that names one; and
+     * (parent, that event) -> child, the first of each child's (tdx_sumspill_attach) */
+    tdx_xsort *named, *attach;
     tdx_xrec gcur, tcur; /* reading: the record looked at next */
     int ghave, thave;    /* 0: none fetched, 1: *cur is it, 2: the end */
-    uint64_t nread;      /* goroutine records and task parts read back, every pass (progress) */
+    uint64_t nread;      /* goroutine records and task parts read back (progress) */
 } tdx_sumspill;
 
 /* The sorts keep up to `budget` bytes each in memory; their scratch files go beside `beside`
@@ -67,5 +69,11 @@ int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err);
 
 /* Ends the input of every sort and restarts reading goroutines and tasks. */
 int tdx_sumspill_rewind(tdx_sumspill *sp, tdx_err *err);
+
+/* Makes `attach` (once, after the last spill): a child's parent is the one named first, as the
+ * fold keeps it, and the parts of a task are spilled in event order, so it is the one set at the
+ * least event. Then `attach` lists each parent's children in the order they were attached
+ * without a pass over the tasks. */
+int tdx_sumspill_attach(tdx_sumspill *sp, tdx_err *err);
 
 #endif

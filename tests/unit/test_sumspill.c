@@ -76,3 +76,64 @@ Test(sumspill, many_regions_out_of_order) {
 Test(sumspill, regions_already_in_order) {
     fold_check(5000, 100000, 1 << 20);
 }
+
+/* Sets task `child`'s parent to `parent` at event ev in s's current part. */
+static void name_parent(tdx_summary *s, uint64_t child, uint64_t parent, uint64_t ev) {
+    uint32_t ci = tdx_summary_task_add(s, child), pi = tdx_summary_task_add(s, parent);
+    cr_assert(ci != TDX_SUM_NONE && pi != TDX_SUM_NONE);
+    s->tasks.v[ci].parent = pi;
+    s->tasks.v[ci].parent_ev = ev;
+    cr_assert_eq(tdx_vec_push(&s->tasks.v[pi].children, ci), 0);
+}
+
+/* A task's parent named in several parts (its begin, then its end in a later generation; an id
+ * begun again): the first stays, so the child is attached once, to that parent, at that event,
+ * as the fold has it. Children are listed by parent, then by attaching event. */
+Test(sumspill, a_child_is_attached_once_to_its_first_parent) {
+    tdx_vgstore store;
+    cr_assert_eq(tdx_vgstore_init(&store), 0);
+    tdx_summary s;
+    cr_assert_eq(tdx_summary_init(&s, &store), 0);
+    name_parent(&s, 9, 3, 40);
+    name_parent(&s, 5, 3, 20);
+    tdx_sumspill sp;
+    cr_assert_eq(tdx_sumspill_init(&sp, "/tmp/sumspill-test.tidx", 1 << 20), 0);
+    tdx_err err;
+    cr_assert_eq(tdx_sumspill_compact(&sp, &s, &err), 0, "%s", err.msg);
+    name_parent(&s, 5, 3, 70);  /* its end names the parent again */
+    name_parent(&s, 9, 4, 80);  /* begun again under another parent */
+    name_parent(&s, 12, 4, 90); /* a child of a parent named only now */
+    cr_assert_eq(tdx_sumspill_put_all(&sp, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_sumspill_attach(&sp, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_xsort_rewind(sp.attach, &err), 0, "%s", err.msg);
+    const uint64_t want[][3] = {{3, 20, 5}, {3, 40, 9}, {4, 90, 12}};
+    tdx_xrec r;
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert_eq(tdx_xsort_next(sp.attach, &r, &err), 1, "attach record %zu missing", i);
+        cr_assert_eq(r.n, 8);
+        cr_assert(r.k1 == want[i][0] && r.k2 == want[i][1] && tdx_rd64(r.p) == want[i][2],
+                  "attach record %zu: parent %llu event %llu child %llu", i,
+                  (unsigned long long)r.k1, (unsigned long long)r.k2,
+                  (unsigned long long)tdx_rd64(r.p));
+    }
+    cr_assert_eq(tdx_xsort_next(sp.attach, &r, &err), 0, "a child attached twice");
+    /* the fold keeps the same parents */
+    cr_assert_eq(tdx_sumspill_rewind(&sp, &err), 0, "%s", err.msg);
+    tdx_sumfold f;
+    memset(&f, 0, sizeof f);
+    const uint64_t parent_of[][3] = {{3, 0, 0}, {4, 0, 0}, {5, 3, 20}, {9, 3, 40}, {12, 4, 90}};
+    for (size_t i = 0; i < 5; i++) {
+        cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 1, "%s", err.msg);
+        cr_assert_eq(f.id, parent_of[i][0]);
+        cr_assert_eq(f.has_parent, parent_of[i][1] != 0);
+        if (f.has_parent)
+            cr_assert(f.parent == parent_of[i][1] && f.parent_ev == parent_of[i][2],
+                      "task %llu: parent %llu at %llu", (unsigned long long)f.id,
+                      (unsigned long long)f.parent, (unsigned long long)f.parent_ev);
+    }
+    cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 0);
+    tdx_sumfold_free(&f);
+    tdx_sumspill_free(&sp);
+    tdx_summary_free(&s);
+    tdx_vgstore_free(&store);
+}
