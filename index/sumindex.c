@@ -22,6 +22,7 @@
 
 #include "core/hmap.h"
 #include "core/varint.h"
+#include "index/blockcoder.h"
 #include "index/format.h"
 #include "index/reader.h"
 #include "index/rans.h"
@@ -92,71 +93,61 @@ typedef struct shape {
 
 /* ==== writer ==== */
 
+/* A table being written. The producer (the pass over the records) owns the record counts and
+ * decides where blocks end; the coder (index/blockcoder.h, on a thread of its own with -j >= 2)
+ * codes each closed block into `data`, and `sink` adds its directory entry there. */
 typedef struct tabw {
     int t;
+    tdx_bcoder *bc;
+    tdx_bcopen *bo; /* the table's stream */
+    uint64_t nrec;
+    size_t raw;   /* the open block's values' size as varints (what closes a block) */
+    uint32_t nin; /* its records (0: no block open) */
+    uint64_t key, prev;
+    /* the coder's side, read by the producer only after tdx_bcoder_end */
     tdx_buf dir, data;
-    uint64_t nrec, nblocks;
+    uint64_t nblocks;
     uint64_t base;    /* data bytes already moved to the scratch file */
     tdx_scratch file; /* opened when the table outgrows FLUSH_AT (never without `beside`) */
     const char *beside;
-    tdx_err *err_out;
-    tdx_rans_enc enc; /* the open block's values */
-    uint64_t ntok;    /* how many */
-    size_t room;      /* values the encoder has room for (TW_BATCH at a time) */
-    size_t raw;       /* and their size as varints (what closes a block) */
-    uint32_t nin;     /* its records (0: no block open) */
-    uint64_t key, prev;
-    int err; /* 1: memory, 2: a block too large to frame, 3: reported in *err */
 } tabw;
 
 #define FLUSH_AT (1u << 20)
-#define TW_BATCH ((size_t)4096)
 
-static void tw_close(tabw *w) {
-    if (!w->nin) return;
-    size_t start = w->data.n;
-    if (tdx_ser_u(&w->data, w->nin) || tdx_ser_u(&w->data, w->ntok) ||
-        tdx_rans_enc_finish(&w->enc, &w->data)) {
-        w->err = 1;
-        return;
-    }
+/* Where the codes of a failed table go: 1 memory, 2 a block too large to frame, 3 reported. */
+enum { TW_NOMEM = -1, TW_TOOBIG = -2, TW_REPORTED = -3 };
+
+/* The coder's sink: the block just coded into data[start..] gets its directory entry; full data
+ * moves to the scratch file. */
+static int tw_sink(void *ctx, int t, uint64_t key, size_t start, tdx_err *err) {
+    tabw *w = &((tabw *)ctx)[t];
     size_t len = w->data.n - start;
-    if (len > UINT32_MAX) {
-        w->err = 2;
-        return;
-    }
+    if (len > UINT32_MAX) return TW_TOOBIG;
     uint8_t e[DE_SIZE];
-    tdx_le64(e + DE_KEY, w->key);
+    tdx_le64(e + DE_KEY, key);
     tdx_le64(e + DE_OFF, w->base + start);
     tdx_le32(e + DE_LEN, (uint32_t)len);
     tdx_le64(e + DE_HASH, XXH3_64bits(w->data.v + start, len));
     tdx_le32(e + DE_CHECK, entry_check(w->t, w->nblocks, e));
-    if (tdx_buf_append(&w->dir, e, DE_SIZE)) w->err = 1;
+    if (tdx_buf_append(&w->dir, e, DE_SIZE)) return TW_NOMEM;
     w->nblocks++;
-    w->nin = 0;
-    if (!w->beside || w->data.n < FLUSH_AT || w->err) return;
-    if ((w->file.fd < 0 && tdx_scratch_open(&w->file, w->beside, w->err_out)) ||
-        tdx_scratch_put(&w->file, w->data.v, w->data.n, w->err_out)) {
-        w->err = 3;
-        return;
-    }
+    if (!w->beside || w->data.n < FLUSH_AT) return 0;
+    if ((w->file.fd < 0 && tdx_scratch_open(&w->file, w->beside, err)) ||
+        tdx_scratch_put(&w->file, w->data.v, w->data.n, err))
+        return TW_REPORTED;
     w->base += w->data.n;
     w->data.n = 0;
+    return 0;
+}
+
+static void tw_close(tabw *w) {
+    if (!w->nin) return;
+    tdx_bcoder_close(w->bc, w->bo, w->key, w->nin);
+    w->nin = 0;
 }
 
 static void tw_u(tabw *w, int f, uint64_t v) {
-    if (w->err) return;
-    /* Room for values is made a batch at a time, not per value. */
-    if (!w->room) {
-        if (tdx_rans_enc_reserve(&w->enc, TW_BATCH, TW_BATCH * 64)) {
-            w->err = 1;
-            return;
-        }
-        w->room = TW_BATCH;
-    }
-    w->room--;
-    tdx_rans_put_uint(&w->enc, f & 3, (uint32_t)f, v);
-    w->ntok++;
+    tdx_bcoder_put(w->bc, w->bo, (uint32_t)f, v);
     w->raw += (size_t)tdx_uvarint_len(v);
 }
 static void tw_i(tabw *w, int f, int64_t v) {
@@ -169,10 +160,7 @@ static bool tw_record(tabw *w, uint64_t key) {
     if (w->nin == BLOCK_RECS || (w->nin && !dense(w->t) && w->raw >= BLOCK_BYTES)) tw_close(w);
     bool fresh = w->nin == 0;
     if (fresh) {
-        if (!w->err && tdx_rans_enc_reset(&w->enc, F_COUNT)) w->err = 1;
-        w->room = 0;
         w->key = key;
-        w->ntok = 0;
         w->raw = 0;
     } else if (!dense(w->t)) {
         tw_u(w, F_KEY, key - w->prev - 1);
@@ -256,6 +244,7 @@ typedef struct sumw {
     tdx_sumspill *sp;     /* the records */
     tabw t[T_COUNT];
     shapeset gsh, tsh, rsh;
+    tdx_bcoder *bc;
     tdx_sumfold f;
     tdx_xrec at; /* attach records: the one looked at next */
     int athave;
@@ -469,10 +458,10 @@ static int write_tasks(sumw *w) {
 }
 
 static void sumw_free(sumw *w) {
+    tdx_bcoder_free(w->bc); /* first: its thread may still be writing the tables */
     for (int i = 0; i < T_COUNT; i++) {
         tdx_vec_free(&w->t[i].dir);
         tdx_vec_free(&w->t[i].data);
-        tdx_rans_enc_free(&w->t[i].enc);
         tdx_scratch_close(&w->t[i].file);
     }
     shapes_free(&w->gsh);
@@ -521,7 +510,7 @@ static int assemble(sumw *w, tdx_sumindex_put put, void *ctx) {
     return 0;
 }
 
-int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside,
+int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside, bool thread,
                        tdx_sumindex_put put, void *ctx, tdx_sumindex_progress progress,
                        void *progress_ctx, tdx_err *err) {
     sumw w;
@@ -533,12 +522,22 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
     w.progress_ctx = progress_ctx;
     w.total = tdx_xsort_count(sp->g) + tdx_xsort_count(sp->t);
     w.read0 = sp->nread;
+    tdx_buf *out[T_COUNT];
     for (int i = 0; i < T_COUNT; i++) {
         w.t[i].t = i;
         w.t[i].file.fd = -1;
         w.t[i].beside = beside;
-        w.t[i].err_out = err;
-        tdx_rans_enc_init(&w.t[i].enc);
+        out[i] = &w.t[i].data;
+    }
+    /* 1 GiB tracegen trace: coding was a quarter of this phase, which has the machine to itself */
+    w.bc = tdx_bcoder_new(T_COUNT, F_COUNT, out, tw_sink, w.t, thread);
+    if (!w.bc) {
+        sumw_free(&w);
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    }
+    for (int i = 0; i < T_COUNT; i++) {
+        w.t[i].bc = w.bc;
+        w.t[i].bo = tdx_bcoder_stream(w.bc, i);
     }
     int rc = tdx_sumspill_attach(sp, err) || tdx_sumspill_rewind(sp, err) ? -3 : 0;
     if (!rc) rc = write_goroutines(&w);
@@ -550,9 +549,12 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
         shapes_write(&w.tsh, &w.t[T_TSHAPES]);
         shapes_write(&w.rsh, &w.t[T_RSHAPES]);
     }
-    for (int i = 0; i < T_COUNT && !rc; i++) {
-        tw_close(&w.t[i]);
-        if (w.t[i].err) rc = w.t[i].err == 3 ? -3 : w.t[i].err == 2 ? -2 : -1;
+    for (int i = 0; i < T_COUNT && !rc; i++) tw_close(&w.t[i]);
+    tdx_err cerr;
+    int crc = tdx_bcoder_end(w.bc, &cerr); /* the coder's failure, unless the pass failed first */
+    if (!rc && crc) {
+        rc = crc;
+        if (rc == TW_REPORTED) *err = cerr;
     }
     if (!rc) rc = assemble(&w, put, ctx);
     if (!rc && progress) progress(progress_ctx, w.total, w.total);
@@ -576,7 +578,7 @@ int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err) {
     if (tdx_sumspill_init(&sp, NULL, 0))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     int rc = tdx_sumspill_put_all(&sp, s, err) ||
-                     tdx_sumindex_write(&sp, s, NULL, put_buf, out, NULL, NULL, err)
+                     tdx_sumindex_write(&sp, s, NULL, false, put_buf, out, NULL, NULL, err)
                  ? -1
                  : 0;
     tdx_sumspill_free(&sp);

@@ -3,6 +3,7 @@
 #ifndef TDX_SUMINDEX_H
 #define TDX_SUMINDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,9 +20,10 @@ typedef void (*tdx_sumindex_progress)(void *ctx, uint64_t done, uint64_t total);
 
 /* The section (layout in docs/index-format.md) from a summary spilled into sp (its records; s
  * gives the scalar fields), streamed to put. Tables that outgrow memory wait in scratch files
- * beside `beside` (NULL: kept in memory). sp is read twice; it must not be added to after.
+ * beside `beside` (NULL: kept in memory). With `thread`, the tables' blocks are coded on a thread
+ * of its own (the bytes are the same). sp is read once; it must not be added to after.
  * progress (NULL: none) is called every few thousand records and once at the end. */
-int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside,
+int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside, bool thread,
                        tdx_sumindex_put put, void *ctx, tdx_sumindex_progress progress,
                        void *progress_ctx, tdx_err *err);
 /* The section's bytes for a complete summary held in memory. Fails only on memory exhaustion

@@ -924,8 +924,9 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     if (tdx_sumspill_put_all(&w0->spill, &w0->sum, err)) goto fail;
     tdx_summary_free(&w0->sum); /* all of it is in the sorts now; the writer needs only t0 */
     if (tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
-        tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), put_stream, iw,
-                           sh->opts->tail_progress, sh->opts->tail_progress_ctx, err) ||
+        tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), sh->opts->jobs > 1,
+                           put_stream, iw, sh->opts->tail_progress, sh->opts->tail_progress_ctx,
+                           err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
     r.n = 0;

@@ -385,8 +385,8 @@ Test(sumindex, progress_counts_the_records_read_back) {
     cr_assert_eq(tdx_sumspill_put_all(&sp, &f.s, &err), 0, "%s", err.msg);
     progress_log l = {0};
     tdx_buf b = {0};
-    cr_assert_eq(tdx_sumindex_write(&sp, &f.s, NULL, put_bytes, &b, log_progress, &l, &err), 0,
-                 "write: %s", err.msg);
+    cr_assert_eq(tdx_sumindex_write(&sp, &f.s, NULL, false, put_bytes, &b, log_progress, &l, &err),
+                 0, "write: %s", err.msg);
     cr_assert(b.n == n && memcmp(b.v, want, n) == 0, "progress changed the section");
     /* every goroutine and task (one part each here) read once: a call every 4096, and the end */
     uint64_t total = (uint64_t)(f.s.gs.n + f.s.tasks.n);
@@ -405,8 +405,9 @@ Test(sumindex, progress_counts_the_records_read_back) {
     fixture_free(&f);
 }
 
-/* Written beside an index, the sorts spill runs to scratch files (a 64 KiB budget each here);
- * the section is the same as from sorts held in memory, and gives back what the records say. */
+/* Written beside an index, the sorts spill runs to scratch files (a 64 KiB budget each here) and
+ * the tables' blocks are coded on a thread; the section is the same as from sorts held in memory
+ * coded inline, and gives back what the records say. */
 Test(sumindex, spilled_sorts_give_the_same_section) {
     fixture f;
     build(&f, 91, 20000, 2000, 1500, true);
@@ -424,9 +425,9 @@ Test(sumindex, spilled_sorts_give_the_same_section) {
     cr_assert_eq(tdx_sumspill_init(&sp, "/tmp/sumindex-test.tidx", 64 << 10), 0);
     cr_assert_eq(tdx_sumspill_put_all(&sp, &f.s, &err), 0, "%s", err.msg);
     tdx_buf b = {0};
-    cr_assert_eq(
-        tdx_sumindex_write(&sp, &f.s, "/tmp/sumindex-test.tidx", put_bytes, &b, NULL, NULL, &err),
-        0, "write: %s", err.msg);
+    cr_assert_eq(tdx_sumindex_write(&sp, &f.s, "/tmp/sumindex-test.tidx", true, put_bytes, &b, NULL,
+                                    NULL, &err),
+                 0, "write: %s", err.msg);
     cr_assert_gt(tdx_xsort_runs(sp.g), 1, "the goroutines' sort did not spill");
     cr_assert_gt(tdx_xsort_runs(sp.t), 1, "the tasks' sort did not spill");
     cr_assert(b.n == n && memcmp(b.v, want, n) == 0, "the spilled sorts gave other bytes");
