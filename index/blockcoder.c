@@ -37,10 +37,13 @@ struct tdx_bcoder {
     uint32_t nctx;
     tdx_bcoder_sink sink;
     void *sink_ctx;
+    tdx_bcoder_map map;
+    void *map_ctx;
     tdx_bcchunk *pool;
     tdx_bcchunk *free;        /* spent chunks */
     tdx_bcchunk *head, *tail; /* handed over, not yet coded */
     bool thread, ending, ended;
+    bool busy; /* the coder is coding a chunk it took */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t work, room;
@@ -63,9 +66,17 @@ static void code_chunk(tdx_bcoder *c, const tdx_bcchunk *k) {
         cs->nvals = 0;
     }
     if (k->n && tdx_rans_enc_reserve(e, k->n, (size_t)k->n * 64)) goto oom;
-    for (uint32_t i = 0; i < k->n; i++)
-        tdx_rans_put_uint(e, k->ctx[i] & (TDX_RANS_LANES - 1), k->ctx[i], k->v[i]);
-    cs->nvals += k->n;
+    uint64_t nv = 0;
+    for (uint32_t i = 0; i < k->n; i++, nv++) {
+        unsigned cx = k->ctx[i];
+        uint64_t v = k->v[i];
+        if (cx & 0x80) { /* a deferred pair: its second word follows */
+            cx &= 0x7f;
+            if ((c->code = c->map(c->map_ctx, cx, v, k->v[++i], &v))) return;
+        }
+        tdx_rans_put_uint(e, cx & (TDX_RANS_LANES - 1), cx, v);
+    }
+    cs->nvals += nv;
     if (!k->close) return;
     cs->open = false;
     tdx_buf *out = cs->out;
@@ -86,12 +97,14 @@ static void *coder_main(void *arg) {
         if (!k) break;
         c->head = k->next;
         if (!c->head) c->tail = NULL;
+        c->busy = true;
         pthread_mutex_unlock(&c->mu);
         code_chunk(c, k);
         pthread_mutex_lock(&c->mu);
+        c->busy = false;
         k->next = c->free;
         c->free = k;
-        pthread_cond_signal(&c->room);
+        pthread_cond_broadcast(&c->room); /* a producer waiting for a chunk, or in sync */
     }
     pthread_mutex_unlock(&c->mu);
     return NULL;
@@ -147,7 +160,7 @@ void tdx_bcoder_submit_(tdx_bcoder *c, tdx_bcopen *o, bool close, uint64_t key, 
 
 tdx_bcoder *tdx_bcoder_new(int nstreams, uint32_t nctx, tdx_buf *const *out, tdx_bcoder_sink sink,
                            void *sink_ctx, bool thread) {
-    if (nstreams < 1 || nstreams > TDX_BCODER_STREAMS || nctx > 256) return NULL;
+    if (nstreams < 1 || nstreams > TDX_BCODER_STREAMS || nctx > 128) return NULL;
     tdx_bcoder *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->pool = malloc(NCHUNKS * sizeof *c->pool);
@@ -173,6 +186,20 @@ tdx_bcoder *tdx_bcoder_new(int nstreams, uint32_t nctx, tdx_buf *const *out, tdx
     pthread_cond_init(&c->room, NULL);
     c->thread = thread && pthread_create(&c->th, NULL, coder_main, c) == 0;
     return c;
+}
+
+void tdx_bcoder_set_map(tdx_bcoder *c, tdx_bcoder_map map, void *map_ctx) {
+    c->map = map;
+    c->map_ctx = map_ctx;
+}
+
+int tdx_bcoder_sync(tdx_bcoder *c) {
+    if (!c->thread) return c->code;
+    pthread_mutex_lock(&c->mu);
+    while (c->head || c->busy) pthread_cond_wait(&c->room, &c->mu);
+    int code = c->code;
+    pthread_mutex_unlock(&c->mu);
+    return code;
 }
 
 tdx_bcopen *tdx_bcoder_stream(tdx_bcoder *c, int s) {

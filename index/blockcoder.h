@@ -18,6 +18,11 @@
 #define TDX_BCODER_STREAMS 8       /* streams at most */
 #define TDX_BCODER_CHUNK_VALS 8192 /* values a chunk holds */
 
+/* Works out, on the coder's side, the value to code for a deferred pair (tdx_bcoder_put2) of
+ * context cx: 0, or a nonzero code the coder keeps as it keeps a sink's. Called in the order
+ * the pairs were put, stream by stream as the blocks are coded. */
+typedef int (*tdx_bcoder_map)(void *ctx, uint32_t cx, uint64_t a, uint64_t b, uint64_t *v);
+
 /* Called (on the coder's thread, when there is one) after a block of stream s was appended to
  * out[s] from byte `start`: count of records, count of values, then the coded values. Returns 0,
  * or a nonzero code the coder keeps (the first) and tdx_bcoder_end returns; *err may be set. */
@@ -35,11 +40,13 @@ typedef struct tdx_bcopen {
     int s;
 } tdx_bcopen;
 
-/* nstreams <= TDX_BCODER_STREAMS; contexts are < nctx <= 256. out[s] receives stream s's blocks
+/* nstreams <= TDX_BCODER_STREAMS; contexts are < nctx <= 128. out[s] receives stream s's blocks
  * (it must outlive the coder). Returns NULL on memory exhaustion or when the thread cannot start
  * (callers may then go on without one). */
 tdx_bcoder *tdx_bcoder_new(int nstreams, uint32_t nctx, tdx_buf *const *out, tdx_bcoder_sink sink,
                            void *sink_ctx, bool thread);
+/* Sets how deferred pairs become values (before the first tdx_bcoder_put2). */
+void tdx_bcoder_set_map(tdx_bcoder *c, tdx_bcoder_map map, void *map_ctx);
 /* The producer's handle of stream s, valid until the coder is freed. */
 tdx_bcopen *tdx_bcoder_stream(tdx_bcoder *c, int s);
 
@@ -54,10 +61,26 @@ static inline void tdx_bcoder_put(tdx_bcoder *c, tdx_bcopen *o, uint32_t ctx, ui
     o->ctx[o->n++] = (uint8_t)ctx;
 }
 
+/* Adds the value the map will make of (a, b), which the coder's thread works out: work that
+ * needs no answer here moves off the producer's thread. */
+static inline void tdx_bcoder_put2(tdx_bcoder *c, tdx_bcopen *o, uint32_t ctx, uint64_t a,
+                                   uint64_t b) {
+    if (__builtin_expect(o->n + 1 >= o->cap, 0)) tdx_bcoder_submit_(c, o, false, 0, 0);
+    o->v[o->n] = a;
+    o->ctx[o->n++] = (uint8_t)(ctx | 0x80);
+    o->v[o->n] = b;
+    o->ctx[o->n++] = 0;
+}
+
 /* Ends the stream's open block: `nrec` records, the first with key `key`. */
 static inline void tdx_bcoder_close(tdx_bcoder *c, tdx_bcopen *o, uint64_t key, uint64_t nrec) {
     tdx_bcoder_submit_(c, o, true, key, nrec);
 }
+
+/* Waits until every chunk handed over is coded (blocks closed so far are sunk, and the map was
+ * called for their pairs), so the caller may read what the map and the sink wrote. Returns 0 or
+ * the first failure code so far. */
+int tdx_bcoder_sync(tdx_bcoder *c);
 
 /* Waits until every closed block is coded and sunk; the thread ends. Returns 0 or the first
  * nonzero code (-1: memory exhaustion; else the sink's), with *err copied from the coder's. Values

@@ -1,7 +1,7 @@
 /* sumindex.c: the SUMMARY section (layout in docs/index-format.md).
  *
- * Seven tables, each a run of records sorted by key, cut into blocks of at most 64 records (and,
- * for keyed tables, about 4 KiB) with a directory entry per block: the block's first key, where it
+ * Seven tables, each a run of records sorted by key, cut into blocks of at most 256 records (and,
+ * for keyed tables, about 16 KiB of values) with a directory entry per block: the block's first key, where it
  * is, its XXH3, and a check hash over the entry itself. A lookup binary-searches the directory
  * (checking each entry it reads), checks the one block it lands on and decodes records from the
  * block's start, so a query reads O(log n + answer) bytes and hashes only what it decodes. Values
@@ -9,7 +9,8 @@
  *
  * Three dictionaries ("shapes") hold the few distinct (entry function, PC) pairs of goroutines and
  * (type, start stack, end stack) triples of tasks and regions, in order of first use; records
- * refer to them by ordinal. The tables are written in one pass over the sorted records. What no
+ * refer to them by ordinal. The tables are written in one pass over the sorted records; the
+ * numbering of shapes and the coding of blocks can run on a second thread (index/blockcoder.h). What no
  * query reads is not stored: the event index of each unblock edge (an index is built from a valid
  * trace, so every edge counts) and the stack of a task's first log (only its time and goroutine
  * orient a task query). */
@@ -254,7 +255,6 @@ typedef struct sumw {
     void *progress_ctx;
     uint64_t read0, total; /* records read back before, and to read */
     uint64_t items;        /* goroutines and tasks handled, to report every PROGRESS_EVERY */
-    bool nomem;            /* a dictionary could not grow */
 } sumw;
 
 #define PROGRESS_EVERY 4096
@@ -270,11 +270,21 @@ static shape g_shape(const tdx_sumgrec *g) {
     return (shape){g->name, 0, g->pc};
 }
 
-/* The ordinal of s in d (0 on memory exhaustion, noted in w). */
-static uint32_t shape_of(sumw *w, shapeset *d, shape s) {
-    uint32_t o = shapes_add(d, s);
-    if (o != UINT32_MAX) return o;
-    w->nomem = true;
+/* A record's shape goes to the coder as it is, and its ordinal is given there (shape_map), in
+ * the order the records were written: the lookups (a cache miss each: 115,027 region shapes at
+ * 1 GiB) leave the pass over the records. It counts as SHAPE_RAW bytes towards BLOCK_BYTES. */
+#define SHAPE_RAW 2
+static void tw_shape(tabw *w, int f, shape s) {
+    tdx_bcoder_put2(w->bc, w->bo, (uint32_t)f, (uint64_t)s.name << 32 | s.a, s.b);
+    w->raw += SHAPE_RAW;
+}
+
+static int shape_map(void *ctx, uint32_t f, uint64_t a, uint64_t b, uint64_t *v) {
+    sumw *w = ctx;
+    shapeset *d = f == F_G_SHAPE ? &w->gsh : f == F_T_SHAPE ? &w->tsh : &w->rsh;
+    uint32_t o = shapes_add(d, (shape){(uint32_t)(a >> 32), (uint32_t)a, b});
+    if (o == UINT32_MAX) return TW_NOMEM;
+    *v = o;
     return 0;
 }
 
@@ -293,7 +303,7 @@ static int write_goroutines(sumw *w) {
         int64_t gran = on_gran(d[0]) && on_gran(d[1]) && on_gran(d[2]) ? GRAN : 1;
         tw_u(tw, F_G_FLAGS,
              (uint64_t)(g.start != 0) | (uint64_t)(g.end != 0) << 1 | (uint64_t)(gran > 1) << 2);
-        tw_u(tw, F_G_SHAPE, shape_of(w, &w->gsh, g_shape(&g)));
+        tw_shape(tw, F_G_SHAPE, g_shape(&g));
         tw_i(tw, F_G_CREATE, d[0] / gran);
         if (g.start) tw_i(tw, F_G_START, d[1] / gran);
         if (g.end) tw_i(tw, F_G_END, d[2] / gran);
@@ -337,7 +347,7 @@ static void write_task(sumw *w, tabw *tw, const tdx_sumfold *t, int64_t *pt, int
          (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)par << 2 | (uint64_t)gd << 3 |
              (uint64_t)(gran > 1) << 4);
     tw_u(tw, F_T_NCHILD, t->children.n);
-    tw_u(tw, F_T_SHAPE, shape_of(w, &w->tsh, ev_shape(t->name, &t->start, &t->end)));
+    tw_shape(tw, F_T_SHAPE, ev_shape(t->name, &t->start, &t->end));
     if (sp) {
         tw_i(tw, F_T_START, ds / gran);
         tw_i(tw, F_T_SG, tdx_wsub(t->start.g, *pg));
@@ -405,7 +415,7 @@ static bool write_taskx(sumw *w, tabw *xw, const tdx_sumfold *t, int64_t gran) {
         if (xw) {
             tw_u(xw, F_R_FLAGS, (uint64_t)sp | (uint64_t)ep << 1 | (uint64_t)gd << 2);
             tw_u(xw, F_R_REF, ref);
-            tw_u(xw, F_R_SHAPE, shape_of(w, &w->rsh, ev_shape(r->name, &r->start, &r->end)));
+            tw_shape(xw, F_R_SHAPE, ev_shape(r->name, &r->start, &r->end));
         }
         if (sp) exact &= put_time(xw, F_R_START, tdx_wsub(r->start.time, pt), gran);
         if (ep)
@@ -535,6 +545,7 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
         sumw_free(&w);
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     }
+    tdx_bcoder_set_map(w.bc, shape_map, &w);
     for (int i = 0; i < T_COUNT; i++) {
         w.t[i].bc = w.bc;
         w.t[i].bo = tdx_bcoder_stream(w.bc, i);
@@ -543,13 +554,14 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
     if (!rc) rc = write_goroutines(&w);
     if (!rc) rc = write_edges(&w);
     if (!rc) rc = write_tasks(&w);
-    if (!rc && w.nomem) rc = -1;
-    if (!rc) {
+    /* The dictionaries are complete once the coder has every record that names a shape. */
+    for (int i = 0; i < T_GSHAPES && !rc; i++) tw_close(&w.t[i]);
+    if (!rc && !tdx_bcoder_sync(w.bc)) {
         shapes_write(&w.gsh, &w.t[T_GSHAPES]);
         shapes_write(&w.tsh, &w.t[T_TSHAPES]);
         shapes_write(&w.rsh, &w.t[T_RSHAPES]);
+        for (int i = T_GSHAPES; i < T_COUNT; i++) tw_close(&w.t[i]);
     }
-    for (int i = 0; i < T_COUNT && !rc; i++) tw_close(&w.t[i]);
     tdx_err cerr;
     int crc = tdx_bcoder_end(w.bc, &cerr); /* the coder's failure, unless the pass failed first */
     if (!rc && crc) {
