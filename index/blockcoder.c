@@ -4,7 +4,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/varint.h"
 #include "index/rans.h"
