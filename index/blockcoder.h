@@ -41,8 +41,8 @@ typedef struct tdx_bcopen {
 } tdx_bcopen;
 
 /* nstreams <= TDX_BCODER_STREAMS; contexts are < nctx <= 128. out[s] receives stream s's blocks
- * (it must outlive the coder). Returns NULL on memory exhaustion or when the thread cannot start
- * (callers may then go on without one). */
+ * (it must outlive the coder). Returns NULL on memory exhaustion or bad arguments. When the thread
+ * is asked for but cannot start, chunks are coded as they are handed over (same bytes). */
 tdx_bcoder *tdx_bcoder_new(int nstreams, uint32_t nctx, tdx_buf *const *out, tdx_bcoder_sink sink,
                            void *sink_ctx, bool thread);
 /* Sets how deferred pairs become values (before the first tdx_bcoder_put2). */
@@ -83,8 +83,9 @@ static inline void tdx_bcoder_close(tdx_bcoder *c, tdx_bcopen *o, uint64_t key, 
 int tdx_bcoder_sync(tdx_bcoder *c);
 
 /* Waits until every closed block is coded and sunk; the thread ends. Returns 0 or the first
- * nonzero code (-1: memory exhaustion; else the sink's), with *err copied from the coder's. Values
- * of a block not closed are dropped. Once only. */
+ * nonzero code (-1: memory exhaustion; else the sink's or the map's), then with *err (when err is
+ * not NULL) copied from the coder's. Values of a block not closed are dropped. A later call
+ * returns the same code. */
 int tdx_bcoder_end(tdx_bcoder *c, tdx_err *err);
 /* Ends it when it was not, and frees it. */
 void tdx_bcoder_free(tdx_bcoder *c);

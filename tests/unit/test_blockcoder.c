@@ -11,7 +11,7 @@
 #include "index/rans.h"
 #include "xorshift.h"
 
-enum { NS = 3, NCTX = 40, NBLOCKS = 24 };
+enum { NS = 3, NCTX = 40, NBLOCKS = 24, NLOG = NS * NBLOCKS };
 
 typedef struct blk {
     int s;
@@ -21,14 +21,14 @@ typedef struct blk {
 
 typedef struct run {
     tdx_buf out[NS];
-    blk log[NBLOCKS * NS];
+    blk log[NLOG];
     size_t n;
     size_t fail_at; /* the sink call that fails (0: none) */
 } run;
 
 static int sink(void *ctx, int s, uint64_t key, size_t start, tdx_err *err) {
     run *r = ctx;
-    cr_assert_lt(r->n, NBLOCKS * NS);
+    cr_assert_lt(r->n, (size_t)NLOG);
     r->log[r->n] = (blk){s, key, start, r->out[s].n};
     if (++r->n != r->fail_at) return 0;
     tdx_errf(err, TDX_EIO, 7, "sink failed");
@@ -114,7 +114,7 @@ Test(blockcoder, blocks_decode_to_their_values_in_order) {
     run r = {0};
     tdx_err err;
     cr_assert_eq(code_all(&r, true, &err), 0);
-    cr_assert_eq(r.n, (size_t)NBLOCKS * NS);
+    cr_assert_eq(r.n, (size_t)NLOG);
     uint64_t rng[NS];
     int next[NS] = {0};
     size_t pos[NS] = {0};
