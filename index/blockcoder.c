@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "core/varint.h"
 #include "index/rans.h"
+#include "index/viewgen_ser.h"
 
 /* Every stream may hold an open chunk; the rest let the producer run ahead of the coder. */
 #define NCHUNKS (TDX_BCODER_STREAMS + 8)
@@ -50,11 +50,6 @@ struct tdx_bcoder {
     tdx_err err;
 };
 
-static int put_uv(tdx_buf *b, uint64_t v) {
-    uint8_t x[10];
-    return tdx_buf_append(b, x, (size_t)tdx_put_uvarint(x, v));
-}
-
 static void code_chunk(tdx_bcoder *c, const tdx_bcchunk *k) {
     if (c->code) return;
     cstream *cs = &c->cs[k->s];
@@ -80,7 +75,8 @@ static void code_chunk(tdx_bcoder *c, const tdx_bcchunk *k) {
     cs->open = false;
     tdx_buf *out = cs->out;
     size_t start = out->n;
-    if (put_uv(out, k->nrec) || put_uv(out, cs->nvals) || tdx_rans_enc_finish(e, out)) goto oom;
+    if (tdx_ser_u(out, k->nrec) || tdx_ser_u(out, cs->nvals) || tdx_rans_enc_finish(e, out))
+        goto oom;
     c->code = c->sink(c->sink_ctx, k->s, k->key, start, &c->err);
     return;
 oom:
