@@ -16,11 +16,7 @@
 #include "core/reader.h"
 #include "core/varint.h"
 #include "evcodec.h"
-#include "sumindex.h"
 #include "strpack.h"
-#include "viewgen.h"
-#include "viewgen_store.h"
-#include "viewsec.h"
 #include "writer.h"
 
 #define REBUILD "rebuild it with `traceidx build`"
@@ -55,6 +51,10 @@ bool tdx_is_index(const uint8_t *p, size_t n) {
 static int corrupt(tdx_err *err, uint64_t off, const char *what) {
     return tdx_errf(err, TDX_EINDEX, off,
                     "index %s is corrupt (checksum or structure mismatch): " REBUILD, what);
+}
+
+int tdx_index_corrupt(tdx_err *err, uint64_t off, const char *what) {
+    return corrupt(err, off, what);
 }
 
 const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, tdx_err *err) {
@@ -447,172 +447,6 @@ size_t tdx_index_block_of_event(const tdx_index *ix, uint64_t i) {
             hi = mid;
     }
     return lo;
-}
-
-/* A restore emits nothing: verify's generators need a sink all the same. */
-static int no_sink(void *ctx, const tdx_vev *ev) {
-    (void)ctx;
-    (void)ev;
-    return 0;
-}
-
-/* Every checkpoint's state and the final state, restored as a query restores them (their
- * checksums pass for bytes that were altered and re-sealed, or written wrong). */
-static int verify_states(tdx_index *ix, uint32_t kind, const uint8_t *dir, uint64_t nck,
-                         const uint8_t *data, tdx_vgstore *st, tdx_err *err) {
-    tdx_viewgen_opts o;
-    tdx_viewgen_opts_default(&o);
-    o.view = (int)(kind - TDX_SEC_VIEW_PROC);
-    tdx_vgframes fr;
-    memset(&fr, 0, sizeof fr);
-    for (uint64_t i = 0; i <= nck; i++) {
-        const uint8_t *ref = i < nck ? dir + VH_SIZE + i * CK_SIZE + CK_STATE : dir + VH_FINAL;
-        uint64_t off = tdx_rd64(ref + BL_OFF), n = tdx_rd64(ref + BL_LEN); /* checked above */
-        tdx_viewgen *vg = tdx_viewgen_new(&o, st, &fr, no_sink, NULL);
-        if (!vg) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-        int rc = tdx_viewgen_restore(vg, data + off, (size_t)n, err);
-        tdx_viewgen_free(vg);
-        if (rc)
-            return err->kind == TDX_EINDEX
-                       ? corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off + off, "section VIEWDATA")
-                       : -1;
-    }
-    return 0;
-}
-
-/* Checks every blob a view directory points to in VIEWDATA, then (with the store) restores its
- * states. */
-static int verify_view(tdx_index *ix, uint32_t kind, tdx_vgstore *st, tdx_err *err) {
-    uint64_t len, dlen;
-    const uint8_t *dir = tdx_index_section(ix, kind, &len, err);
-    const uint8_t *data = dir ? tdx_index_section(ix, TDX_SEC_VIEWDATA, &dlen, err) : NULL;
-    if (!data) return -1;
-    char what[48];
-    snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
-    if (len < VH_SIZE || (len - VH_SIZE) % CK_SIZE ||
-        tdx_rd64(dir + VH_NCKPT) != (len - VH_SIZE) / CK_SIZE)
-        return corrupt(err, ix->sec[kind].off, what);
-    uint64_t nck = (len - VH_SIZE) / CK_SIZE;
-    for (uint64_t i = 0; i < 3 + CK_BLOBS * nck; i++) {
-        const uint8_t *ref = i < 3 ? dir + VH_TREE + i * BL_SIZE
-                                   : dir + VH_SIZE + ((i - 3) / CK_BLOBS) * CK_SIZE + CK_STATE +
-                                         ((i - 3) % CK_BLOBS) * BL_SIZE;
-        uint64_t off = tdx_rd64(ref + BL_OFF), n = tdx_rd64(ref + BL_LEN);
-        if (off > dlen || n > dlen - off)
-            return corrupt(err, ix->sec[kind].off + (uint64_t)(ref - dir), what);
-        if (XXH3_64bits(data + off, (size_t)n) != tdx_rd64(ref + BL_HASH))
-            return corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off + off, "section VIEWDATA");
-    }
-    return st ? verify_states(ix, kind, dir, nck, data, st, err) : 0;
-}
-
-/* The viewer store and its stack nodes as a query loads them (their checksums pass for bytes
- * that were altered and re-sealed, which only this finds); *st is freed on failure. */
-static int verify_store(tdx_index *ix, tdx_vgstore *st, tdx_err *err) {
-    uint64_t len, nlen;
-    const uint8_t *p = tdx_index_section(ix, TDX_SEC_VGSTORE, &len, err);
-    const uint8_t *np = p ? tdx_index_section(ix, TDX_SEC_VGNODES, &nlen, err) : NULL;
-    if (!np) return -1;
-    if (tdx_vgstore_load(st, p, (size_t)len, &ix->tabs, err))
-        return err->kind == TDX_EINDEX
-                   ? corrupt(err, ix->sec[TDX_SEC_VGSTORE].off, "section VGSTORE")
-                   : -1;
-    int rc = tdx_vgstore_load_nodes(st, np, (size_t)nlen, err);
-    if (rc) tdx_vgstore_free(st);
-    if (rc && err->kind == TDX_EINDEX)
-        return corrupt(err, ix->sec[TDX_SEC_VGNODES].off, "section VGNODES");
-    return rc ? -1 : 0;
-}
-
-/* Decodes a GOROUTINES, PROCS or THREADS table: as many records as META counts, ids strictly
- * ascending (signed), each seen by an event, last time not before the first, nothing after;
- * *events gets the sum of the records' event counts (the caller recounts them from the events).
- * (Nothing else reads these tables yet; first-seen deltas are not checked.) */
-static int verify_resources(tdx_index *ix, uint32_t kind, uint64_t want, uint64_t *events,
-                            tdx_err *err) {
-    uint64_t len;
-    const uint8_t *p = tdx_index_section(ix, kind, &len, err);
-    if (!p) return -1;
-    char what[48];
-    snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
-    if (len < 8 || tdx_rd64(p) != want) return corrupt(err, ix->sec[kind].off, what);
-    const uint8_t *q = p + 8, *end = p + len;
-    *events = 0;
-    for (uint64_t i = 0; i < want; i++) {
-        uint64_t v[4];
-        for (int k = 0; k < 4; k++) {
-            int r = tdx_uvarint(q, end, &v[k]);
-            if (r < 0) return corrupt(err, ix->sec[kind].off + (uint64_t)(q - p), what);
-            q += r;
-        }
-        int64_t did = tdx_unzigzag(v[0]);
-        if ((i && did <= 0) || v[1] == 0 || tdx_unzigzag(v[3]) < 0)
-            return corrupt(err, ix->sec[kind].off + (uint64_t)(q - p), what);
-        *events += v[1];
-    }
-    if (q != end) return corrupt(err, ix->sec[kind].off + (uint64_t)(q - p), what);
-    return 0;
-}
-
-/* The events that name a goroutine, a proc and a thread (as the writer counts them: each id an
- * event carries, and a state transition's goroutine or proc when it is not the event's own). */
-static void count_resources(const tdx_event *e, uint64_t seen[3]) {
-    seen[0] += e->g >= 0;
-    seen[1] += e->p >= 0;
-    seen[2] += e->m >= 0;
-    if (e->kind == TDX_KIND_STATE_TRANSITION && e->res >= 0) {
-        if (e->res_kind == TDX_RES_PROC)
-            seen[1] += e->res != e->p;
-        else
-            seen[0] += e->res != e->g;
-    }
-}
-
-int tdx_index_verify(tdx_index *ix, tdx_err *err) {
-    for (uint32_t k = 1; k < TDX_SEC_COUNT_; k++) {
-        uint64_t len;
-        if (ix->sec[k].present && !tdx_index_section(ix, k, &len, err)) return -1;
-    }
-    if (tdx_index_strings_all(ix, err)) return -1;
-    static const uint32_t res_sec[3] = {TDX_SEC_GOROUTINES, TDX_SEC_PROCS, TDX_SEC_THREADS};
-    static const int res_meta[3] = {M_GOROUTINES, M_PROCS, M_THREADS};
-    uint64_t res_events[3], seen[3] = {0};
-    for (int i = 0; i < 3; i++)
-        if (verify_resources(ix, res_sec[i], ix->meta[res_meta[i]], &res_events[i], err)) return -1;
-    /* The store first: the views' states are restored against it. */
-    tdx_vgstore store, *st = NULL;
-    if (ix->sec[TDX_SEC_VGSTORE].present) {
-        if (verify_store(ix, &store, err)) return -1;
-        st = &store;
-    }
-    int vrc = 0;
-    for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE && !vrc; k++)
-        if (ix->sec[k].present) vrc = verify_view(ix, k, st, err);
-    if (st) tdx_vgstore_free(st);
-    if (vrc) return -1;
-    if (ix->sec[TDX_SEC_SUMMARY].present) { /* blocked: it checks its own blocks */
-        uint64_t len;
-        const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);
-        if (!p || tdx_sumindex_verify(p, (size_t)len, ix->sec[TDX_SEC_SUMMARY].off, err)) return -1;
-    }
-    tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
-    tdx_evdec *dec = tdx_evdec_new();
-    int rc = buf && dec ? 0 : tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    for (size_t b = 0; b < ix->nblocks && !rc; b++) {
-        size_t n;
-        rc = tdx_index_read_block(ix, dec, b, buf, &n, err);
-        for (size_t i = 0; i < n && !rc; i++) count_resources(&buf[i], seen);
-    }
-    tdx_evdec_free(dec);
-    free(buf);
-    for (int i = 0; i < 3 && !rc; i++)
-        if (seen[i] != res_events[i]) {
-            char what[64];
-            snprintf(what, sizeof what, "section %s (its event counts)",
-                     tdx_section_name(res_sec[i]));
-            rc = corrupt(err, ix->sec[res_sec[i]].off, what);
-        }
-    return rc;
 }
 
 int tdx_index_check_trace(const tdx_index *ix, const char *trace_path, const uint8_t *data,

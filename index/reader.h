@@ -94,10 +94,8 @@ size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t);
 /* The block holding event index i (nblocks if none). */
 size_t tdx_index_block_of_event(const tdx_index *ix, uint64_t i);
 
-/* Checks every section and block checksum, decodes every block and the tables (resources,
- * summary), and loads the viewer store and restores every saved viewer state as a query would:
- * bytes altered under matching checksums, or written wrong, fail here rather than in a query. */
-int tdx_index_verify(tdx_index *ix, tdx_err *err);
+/* Sets err to "index WHAT is corrupt ...: rebuild it" at file offset off; returns -1. */
+int tdx_index_corrupt(tdx_err *err, uint64_t off, const char *what);
 
 /* Checks that the index was built from this trace: size, header and sampled hash (full=true:
  * the hash of all its bytes). */

@@ -16,6 +16,7 @@
 #include "index/query.h"
 #include "index/reader.h"
 #include "index/sumindex.h"
+#include "index/verify.h"
 #include "index/viewbuild.h"
 #include "index/writer.h"
 
@@ -307,7 +308,7 @@ done:
 }
 
 static const char info_help[] =
-    "usage: traceidx info INDEX|TRACE [--json] [--verify]\n\n"
+    "usage: traceidx info INDEX|TRACE [--json] [--verify [-j N]]\n\n"
     "Describes an index: the trace's version, time span, generations, events by kind,\n"
     "goroutines, procs, threads, split ranges, and the index size and its ratio to the trace.\n"
     "An index of a damaged trace (build --partial) has a \"partial\" line: where the damage is\n"
@@ -315,15 +316,24 @@ static const char info_help[] =
     "matches the trace.\n\n"
     "  --json    the same as a JSON object\n"
     "  --verify  also check every section and block checksum, decode every event block,\n"
-    "            and load the viewer store and every saved viewer state as a query would\n";
+    "            and load the viewer store and every saved viewer state as a query would\n"
+    "  -j N      threads decoding the event blocks for --verify (default: number of CPUs;\n"
+    "            the same answer for any N: the first damaged block is the one named)\n";
+
+static void verify_progress(void *ctx, uint64_t done, uint64_t total) {
+    cli_progress_fraction(ctx, done, total, NULL);
+}
 
 int cmd_info(int argc, char **argv) {
     const char *path = NULL;
     bool json = false, verify = false;
+    int jobs = tdx_ncpus(), jr;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(info_help, stdout);
             return TDX_EXIT_OK;
+        } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
+            if (jr < 0) return cli_usage_error("info", "-j needs a number from 1 to 1024");
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
         } else if (!strcmp(argv[i], "--verify")) {
@@ -340,10 +350,17 @@ int cmd_info(int argc, char **argv) {
     tdx_index ix;
     tdx_err err;
     if (cli_open_index(path, &ix, true)) return TDX_EXIT_FAIL;
-    if (verify && tdx_index_verify(&ix, &err)) {
-        cli_report(path, &err);
-        tdx_index_close(&ix);
-        return TDX_EXIT_FAIL;
+    if (verify) {
+        cli_progress prog;
+        cli_progress_init(&prog, "verify", false);
+        tdx_verify_opts vo = {.jobs = jobs, .progress = verify_progress, .progress_ctx = &prog};
+        int vrc = tdx_index_verify(&ix, &vo, &err);
+        cli_progress_end(&prog);
+        if (vrc) {
+            cli_report(path, &err);
+            tdx_index_close(&ix);
+            return TDX_EXIT_FAIL;
+        }
     }
     const uint64_t *m = ix.meta;
     int64_t span = (int64_t)(m[M_LAST_TIME] - m[M_FIRST_TIME]);
