@@ -146,11 +146,6 @@ static int read_args(span s, const char *const *names, int count, uint64_t *vals
     return 0;
 }
 
-static int put_uv(tdx_buf *out, uint64_t v) {
-    uint8_t b[TDX_VARINT_MAX];
-    return tdx_buf_append(out, b, (size_t)tdx_put_uvarint(b, v));
-}
-
 static const char *const frame_fields[4] = {"pc", "func", "file", "line"};
 
 static int read_data_line(lines *L, const char *evname, tdx_buf *data, tdx_err *err) {
@@ -243,7 +238,7 @@ static int convert_trace(lines *L, tdx_buf *out, tdx_textinfo *info, tdx_err *er
         uint8_t tb = (uint8_t)t;
         if (tdx_buf_append(out, &tb, 1)) goto oom_data;
         for (int i = 0; i < sp->nargs; i++)
-            if (put_uv(out, args[i])) goto oom_data;
+            if (tdx_buf_uvarint(out, args[i])) goto oom_data;
         if (sp->is_stack) {
             for (uint64_t f = 0; f < args[1]; f++) {
                 uint64_t fr[4];
@@ -257,7 +252,7 @@ static int convert_trace(lines *L, tdx_buf *out, tdx_textinfo *info, tdx_err *er
                     return -1;
                 }
                 for (int i = 0; i < 4; i++)
-                    if (put_uv(out, fr[i])) goto oom_data;
+                    if (tdx_buf_uvarint(out, fr[i])) goto oom_data;
             }
         }
         if (sp->has_data) {
@@ -265,7 +260,7 @@ static int convert_trace(lines *L, tdx_buf *out, tdx_textinfo *info, tdx_err *er
                 tdx_vec_free(&data);
                 return -1;
             }
-            if (put_uv(out, data.n) || tdx_buf_append(out, data.v, data.n)) goto oom_data;
+            if (tdx_buf_uvarint(out, data.n) || tdx_buf_append(out, data.v, data.n)) goto oom_data;
         }
     }
     tdx_vec_free(&data);

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/mem.h"
+
 enum {
     TDX_VARINT_EOF = -1,        /* no byte at all before end */
     TDX_VARINT_UNEXPECTED = -2, /* the value was cut short by end */
@@ -106,6 +108,13 @@ static inline int tdx_put_uvarint(uint8_t *p, uint64_t v) {
     }
     p[n++] = (uint8_t)v;
     return n;
+}
+
+/* Appends v to b, minimally encoded: 0, or -1 when out of memory. */
+static inline int tdx_buf_uvarint(tdx_buf *b, uint64_t v) {
+    if (tdx_vec_reserve(b, b->n + TDX_VARINT_MAX)) return -1;
+    b->n += (size_t)tdx_put_uvarint(b->v + b->n, v);
+    return 0;
 }
 
 /* Zigzag: small magnitudes of either sign become small unsigned values. The sign mask is built

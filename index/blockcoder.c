@@ -5,8 +5,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/varint.h"
 #include "index/rans.h"
-#include "index/viewgen_ser.h"
 
 /* Every stream may hold an open chunk; the rest let the producer run ahead of the coder. */
 #define NCHUNKS (TDX_BCODER_STREAMS + 8)
@@ -75,7 +75,8 @@ static void code_chunk(tdx_bcoder *c, const tdx_bcchunk *k) {
     cs->open = false;
     tdx_buf *out = cs->out;
     size_t start = out->n;
-    if (tdx_ser_u(out, k->nrec) || tdx_ser_u(out, cs->nvals) || tdx_rans_enc_finish(e, out))
+    if (tdx_buf_uvarint(out, k->nrec) || tdx_buf_uvarint(out, cs->nvals) ||
+        tdx_rans_enc_finish(e, out))
         goto oom;
     c->code = c->sink(c->sink_ctx, k->s, k->key, start, &c->err);
     return;

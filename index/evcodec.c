@@ -660,12 +660,6 @@ static int enc_work(tdx_evenc *enc, size_t n, encwork *w) {
     return (int)(hcap - 1);
 }
 
-static int put_uv(tdx_buf *b, uint64_t v) {
-    if (tdx_vec_reserve(b, b->n + TDX_VARINT_MAX)) return -1;
-    b->n += (size_t)tdx_put_uvarint(b->v + b->n, v);
-    return 0;
-}
-
 static void add_stats(tdx_evenc *enc, size_t bytes) {
     const tdx_rans_enc *rc = &enc->rc;
     double tot = 0;
@@ -811,13 +805,13 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
     int rc2 = 0;
     uint8_t flags = (uint8_t)((mono ? 0 : 1) | heap_thr << 1 | (gs ? 4 : 0));
     rc2 |= tdx_vec_push(out, flags);
-    rc2 |= put_uv(out, nthr);
+    rc2 |= tdx_buf_uvarint(out, nthr);
     int64_t pm = 0;
     for (size_t j = 0; j < nthr; j++) {
-        rc2 |= put_uv(out, tdx_zigzag((int64_t)((uint64_t)w.t[j].m - (uint64_t)pm)));
+        rc2 |= tdx_buf_uvarint(out, tdx_zigzag((int64_t)((uint64_t)w.t[j].m - (uint64_t)pm)));
         pm = w.t[j].m;
     }
-    rc2 |= put_uv(out, tdx_zigzag(t0));
+    rc2 |= tdx_buf_uvarint(out, tdx_zigzag(t0));
     if (rc2 || tdx_rans_enc_finish(rc, out)) return -1;
     if (enc->stats) add_stats(enc, out->n - start);
     return 0;

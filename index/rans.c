@@ -287,12 +287,6 @@ static int by_ctx(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static int put_uv(tdx_buf *b, uint64_t v) {
-    if (tdx_vec_reserve(b, b->n + TDX_VARINT_MAX)) return -1;
-    b->n += (size_t)tdx_put_uvarint(b->v + b->n, v);
-    return 0;
-}
-
 /* One symbol into a lane coded backwards (*pp: the lane's first byte so far). A single-symbol
  * table's entry is an identity (x_max 2^31 is never reached, cmpl_freq and bias are 0). */
 static inline uint32_t code_sym(const tdx_rans_etab *tabs, uint32_t tok, uint32_t x, uint8_t **pp) {
@@ -351,7 +345,7 @@ static int code_lanes(tdx_rans_enc *e, tdx_buf *out) {
         p[l] -= 4;
         for (int i = 0; i < 4; i++) p[l][i] = (uint8_t)(x[l] >> (8 * i));
         size_t len = (size_t)(end[l] - p[l]);
-        rc |= put_uv(out, len);
+        rc |= tdx_buf_uvarint(out, len);
         rc |= tdx_buf_append(out, p[l], len);
     }
     return rc;
@@ -383,8 +377,8 @@ int tdx_rans_enc_finish(tdx_rans_enc *e, tdx_buf *out) {
     bw_flush(&w);
     free(order);
     int rc = w.oom;
-    rc |= put_uv(out, nt);
-    rc |= put_uv(out, e->tmp.n);
+    rc |= tdx_buf_uvarint(out, nt);
+    rc |= tdx_buf_uvarint(out, e->tmp.n);
     rc |= tdx_buf_append(out, e->tmp.v, e->tmp.n);
     if (!rc) rc = code_lanes(e, out);
     /* Raw bits. */
@@ -395,7 +389,7 @@ int tdx_rans_enc_finish(tdx_rans_enc *e, tdx_buf *out) {
             e->nacc -= 8;
         }
         e->nacc = 0;
-        rc |= put_uv(out, e->bits.n);
+        rc |= tdx_buf_uvarint(out, e->bits.n);
         rc |= tdx_buf_append(out, e->bits.v, e->bits.n);
     }
     return rc ? -1 : 0;

@@ -56,12 +56,6 @@ static inline int lit_ctx(const uint8_t *s, size_t i) {
     return i ? (bclass[s[i - 1]] ? bclass[s[i - 1]] : 7) : 0;
 }
 
-static int put_uv(tdx_buf *b, uint64_t v) {
-    if (tdx_vec_reserve(b, b->n + TDX_VARINT_MAX)) return -1;
-    b->n += (size_t)tdx_put_uvarint(b->v + b->n, v);
-    return 0;
-}
-
 static inline uint32_t hash4(const uint8_t *p) {
     uint32_t x;
     memcpy(&x, p, 4);
@@ -90,7 +84,7 @@ int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, 
     if (total / MAXRATIO <= out->n - start) return 0;
     out->n = start;
     int rc = tdx_vec_push(out, (uint8_t)0);
-    for (uint64_t i = 0; i < n && !rc; i++) rc = put_uv(out, off[i + 1] - off[i]);
+    for (uint64_t i = 0; i < n && !rc; i++) rc = tdx_buf_uvarint(out, off[i + 1] - off[i]);
     if (!rc && total) rc = tdx_buf_append(out, bytes + off[0], (size_t)total);
     if (!rc) rc = put_hash(out, start);
     return rc ? -1 : 0;
@@ -108,9 +102,9 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
     uint64_t total = n ? off[n] - off[0] : 0, nchunks = (n + TDX_STR_CHUNK - 1) / TDX_STR_CHUNK;
     size_t hstart = out->n - 1; /* the mode byte */
     tdx_buf dir = {0}, data = {0};
-    rc2 |= put_uv(out, n);
-    rc2 |= put_uv(out, total);
-    rc2 |= put_uv(out, nchunks);
+    rc2 |= tdx_buf_uvarint(out, n);
+    rc2 |= tdx_buf_uvarint(out, total);
+    rc2 |= tdx_buf_uvarint(out, nchunks);
     const uint8_t *base = total ? bytes + off[0] : bytes;
     for (uint64_t i = 0; i < n && !rc2;) {
         uint64_t j = i + TDX_STR_CHUNK < n ? i + TDX_STR_CHUNK : n;

@@ -53,12 +53,12 @@ static int nomem(tdx_err *err) {
 /* ---- spilling ---- */
 
 static int put_ev(tdx_buf *b, const tdx_sumev *e) {
-    return tdx_ser_i(b, e->time) | tdx_ser_i(b, e->g) | tdx_ser_u(b, e->stack);
+    return tdx_ser_i(b, e->time) | tdx_ser_i(b, e->g) | tdx_buf_uvarint(b, e->stack);
 }
 
 static int put_region(tdx_buf *b, const tdx_sumregion *r) {
-    int rc = tdx_ser_u(b, r->seq) | tdx_ser_u(b, r->name) |
-             tdx_ser_u(b, (uint64_t)r->start.present | (uint64_t)r->end.present << 1);
+    int rc = tdx_buf_uvarint(b, r->seq) | tdx_buf_uvarint(b, r->name) |
+             tdx_buf_uvarint(b, (uint64_t)r->start.present | (uint64_t)r->end.present << 1);
     if (r->start.present) rc |= put_ev(b, &r->start);
     if (r->end.present) rc |= put_ev(b, &r->end);
     return rc;
@@ -68,19 +68,19 @@ static int put_region(tdx_buf *b, const tdx_sumregion *r) {
  * goroutines, the regions that are not open (open NULL: all). */
 static int put_task(tdx_buf *b, const tdx_summary *s, const tdx_sumtask *t, const uint8_t *open) {
     bool par = t->parent != TDX_SUM_NONE;
-    int rc = tdx_ser_u(b, (uint64_t)t->start.present * P_START | (uint64_t)t->end.present * P_END |
-                              (uint64_t)par * P_PARENT) |
-             tdx_ser_u(b, t->name);
+    int rc = tdx_buf_uvarint(b, (uint64_t)t->start.present * P_START |
+                                    (uint64_t)t->end.present * P_END | (uint64_t)par * P_PARENT) |
+             tdx_buf_uvarint(b, t->name);
     if (t->start.present) rc |= put_ev(b, &t->start);
     if (t->end.present) rc |= put_ev(b, &t->end);
-    if (par) rc |= tdx_ser_u(b, s->tasks.v[t->parent].id) | tdx_ser_u(b, t->parent_ev);
-    rc |= tdx_ser_u(b, t->nlogs);
+    if (par) rc |= tdx_buf_uvarint(b, s->tasks.v[t->parent].id) | tdx_buf_uvarint(b, t->parent_ev);
+    rc |= tdx_buf_uvarint(b, t->nlogs);
     if (t->nlogs) rc |= put_ev(b, &t->first_log);
-    rc |= tdx_ser_u(b, t->goroutines.n);
+    rc |= tdx_buf_uvarint(b, t->goroutines.n);
     for (size_t k = 0; k < t->goroutines.n; k++) rc |= tdx_ser_i(b, t->goroutines.v[k]);
     size_t n = 0;
     for (size_t k = 0; k < t->regions.n; k++) n += !(open && open[t->regions.v[k]]);
-    rc |= tdx_ser_u(b, n);
+    rc |= tdx_buf_uvarint(b, n);
     for (size_t k = 0; k < t->regions.n; k++)
         if (!(open && open[t->regions.v[k]])) rc |= put_region(b, &s->regions.v[t->regions.v[k]]);
     return rc ? -1 : 0;
@@ -105,7 +105,7 @@ static void free_tasks(tdx_summary *s) {
 static int put_g(tdx_sumspill *sp, const tdx_sumg *g, uint64_t when, tdx_buf *b, tdx_err *err) {
     b->n = 0;
     if (tdx_ser_i(b, g->creation) | tdx_ser_i(b, g->start) | tdx_ser_i(b, g->end) |
-        tdx_ser_u(b, g->name) | tdx_ser_u(b, g->pc))
+        tdx_buf_uvarint(b, g->name) | tdx_buf_uvarint(b, g->pc))
         return nomem(err);
     return tdx_xsort_add(sp->g, (uint64_t)g->id ^ TDX_XSORT_SIGN, when, b->v, b->n, err);
 }

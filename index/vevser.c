@@ -23,16 +23,16 @@ static uint64_t static_code(const char *s) {
 
 int tdx_vev_save(tdx_buf *b, const tdx_vev *ev) {
     int rc = tdx_buf_append(b, &ev->ph, 1);
-    rc |= tdx_ser_u(b, (uint64_t)ev->required | static_code(ev->cname) << 1 |
-                           static_code(ev->cat) << 6);
+    rc |= tdx_buf_uvarint(b, (uint64_t)ev->required | static_code(ev->cname) << 1 |
+                                 static_code(ev->cat) << 6);
     rc |= tdx_ser_bytes(b, ev->name.p, ev->name.n) | tdx_ser_bytes(b, ev->scope.p, ev->scope.n);
     rc |= tdx_ser_i(b, ev->ts) | tdx_ser_i(b, ev->dur);
-    rc |= tdx_ser_u(b, ev->pid) | tdx_ser_u(b, ev->tid) | tdx_ser_u(b, ev->id);
+    rc |= tdx_buf_uvarint(b, ev->pid) | tdx_buf_uvarint(b, ev->tid) | tdx_buf_uvarint(b, ev->id);
     rc |= tdx_ser_i(b, ev->sf) | tdx_ser_i(b, ev->esf);
-    rc |= tdx_ser_u(b, ev->args.kind);
+    rc |= tdx_buf_uvarint(b, ev->args.kind);
     if (ev->args.kind)
-        rc |= tdx_ser_u(b, ev->args.u[0]) | tdx_ser_u(b, ev->args.u[1]) |
-              tdx_ser_u(b, ev->args.u[2]) | tdx_ser_bytes(b, ev->args.s.p, ev->args.s.n);
+        rc |= tdx_buf_uvarint(b, ev->args.u[0]) | tdx_buf_uvarint(b, ev->args.u[1]) |
+              tdx_buf_uvarint(b, ev->args.u[2]) | tdx_ser_bytes(b, ev->args.s.p, ev->args.s.n);
     return rc ? -1 : 0;
 }
 

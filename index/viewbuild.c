@@ -207,12 +207,12 @@ static int rec_item(vview *v, const tdx_vev *ev, int64_t mintime) {
     v->nitems_int++;
     if (v->has_pend) {
         v->has_pend = false;
-        return tdx_ser_u(&v->items, 2) || tdx_buf_append(&v->items, v->pend.v, v->pend.n) ||
+        return tdx_buf_uvarint(&v->items, 2) || tdx_buf_append(&v->items, v->pend.v, v->pend.n) ||
                        tdx_vev_save(&v->items, ev)
                    ? -1
                    : 0;
     }
-    return tdx_ser_u(&v->items, 1) || tdx_vev_save(&v->items, ev) ? -1 : 0;
+    return tdx_buf_uvarint(&v->items, 1) || tdx_vev_save(&v->items, ev) ? -1 : 0;
 }
 
 /* An emitted event's earliest time (a slice's ends can be in either order) into the stop table. */
@@ -238,9 +238,9 @@ static int stop_blob(worker *w, vview *v) {
     }
     uint64_t m = 0;
     while (m < v->nstop && v->stop[m] != INT64_MAX) m++;
-    int rc = tdx_ser_u(b, m);
+    int rc = tdx_buf_uvarint(b, m);
     for (uint64_t j = 0; j < m && !rc; j++)
-        rc = j ? tdx_ser_u(b, (uint64_t)v->stop[j] - (uint64_t)v->stop[j - 1])
+        rc = j ? tdx_buf_uvarint(b, (uint64_t)v->stop[j] - (uint64_t)v->stop[j - 1])
                : tdx_ser_i(b, (int64_t)((uint64_t)v->stop[0] - (uint64_t)w->tk));
     for (size_t j = 0; j < v->nstop; j++) v->stop[j] = INT64_MAX;
     if (rc) return oom(w);
@@ -419,13 +419,13 @@ static int names_blob(worker *w, vview *v, uint8_t *ref, uint64_t *count) {
             rc |= tdx_buf_append(&out, x, 8);
             tdx_le64(x, data.n);
             rc |= tdx_buf_append(&out, x, 8);
-            rc |= tdx_ser_u(&data, n - i < TDX_NAMES_GROUP ? n - i : TDX_NAMES_GROUP);
+            rc |= tdx_buf_uvarint(&data, n - i < TDX_NAMES_GROUP ? n - i : TDX_NAMES_GROUP);
             prev = id;
         }
         rc |= tdx_ser_i(&data, (int64_t)((uint64_t)id - (uint64_t)prev));
         prev = id;
-        rc |= tdx_ser_u(&data, (uint64_t)tdx_rd32(r.p) << 1 | r.p[8]);
-        rc |= tdx_ser_u(&data, tdx_rd32(r.p + 4));
+        rc |= tdx_buf_uvarint(&data, (uint64_t)tdx_rd32(r.p) << 1 | r.p[8]);
+        rc |= tdx_buf_uvarint(&data, tdx_rd32(r.p + 4));
     }
     if (!rc && i != n) { /* the sort failed (err says why) or returned a bad record */
         tdx_vec_free(&data);
@@ -481,11 +481,11 @@ static int cross_blobs(worker *w, vview *v) {
              d <= v->meta.v[j].interval && d < nck; d++)
             cnt[d]++;
     for (size_t d = 0; d < nck && !rc; d++)
-        if (tdx_ser_u(&lists[d], cnt[d])) rc = oom(w);
+        if (tdx_buf_uvarint(&lists[d], cnt[d])) rc = oom(w);
     for (size_t j = 0; j < v->meta.n && !rc; j++)
         for (size_t d = first_after(T, nck, v->meta.v[j].mintime);
              d <= v->meta.v[j].interval && d < nck && !rc; d++) {
-            if (tdx_ser_u(&lists[d], j - last[d])) rc = oom(w);
+            if (tdx_buf_uvarint(&lists[d], j - last[d])) rc = oom(w);
             last[d] = j;
         }
     for (size_t d = 0; d < nck && !rc; d++)

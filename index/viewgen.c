@@ -1617,18 +1617,19 @@ static int save_state(const tdx_viewgen *vg, tdx_buf *b, bool (*keep)(void *, in
     tdx_vec_free(&sys);
 
     rc |= tdx_buf_append(b, MAGIC, 6);
-    rc |= tdx_ser_u(b, (uint64_t)vg->view);
-    rc |= tdx_ser_u(b, (uint64_t)vg->started | (uint64_t)vg->finished << 1);
-    rc |= tdx_ser_i(b, vg->t0) | tdx_ser_i(b, vg->tlast) | tdx_ser_u(b, vg->nsync);
-    rc |= tdx_ser_u(b, vg->nopt) | tdx_ser_u(b, vg->arrow_seq) | tdx_ser_u(b, vg->async_seq);
-    rc |= tdx_ser_u(b, vg->broken);
+    rc |= tdx_buf_uvarint(b, (uint64_t)vg->view);
+    rc |= tdx_buf_uvarint(b, (uint64_t)vg->started | (uint64_t)vg->finished << 1);
+    rc |= tdx_ser_i(b, vg->t0) | tdx_ser_i(b, vg->tlast) | tdx_buf_uvarint(b, vg->nsync);
+    rc |= tdx_buf_uvarint(b, vg->nopt) | tdx_buf_uvarint(b, vg->arrow_seq) |
+          tdx_buf_uvarint(b, vg->async_seq);
+    rc |= tdx_buf_uvarint(b, vg->broken);
     for (int i = 0; i < 5; i++) rc |= tdx_ser_i(b, vg->gst[i]) | tdx_ser_i(b, vg->gst_prev[i]);
     for (int i = 0; i < 3; i++) rc |= tdx_ser_i(b, vg->th[i]) | tdx_ser_i(b, vg->th_prev[i]);
-    rc |= tdx_ser_u(b, vg->heap_alloc) | tdx_ser_u(b, vg->heap_goal);
-    rc |= tdx_ser_u(b, vg->prev_alloc) | tdx_ser_u(b, vg->prev_goal);
-    rc |= tdx_ser_u(b, vg->gomaxprocs) | tdx_ser_i(b, vg->max_proc);
-    rc |= tdx_ser_u(b, kept) | tdx_ser_u(b, ps.n) | tdx_ser_u(b, vg->granges.n);
-    rc |= tdx_ser_u(b, vg->pranges.n) | tdx_ser_u(b, vg->threads.n);
+    rc |= tdx_buf_uvarint(b, vg->heap_alloc) | tdx_buf_uvarint(b, vg->heap_goal);
+    rc |= tdx_buf_uvarint(b, vg->prev_alloc) | tdx_buf_uvarint(b, vg->prev_goal);
+    rc |= tdx_buf_uvarint(b, vg->gomaxprocs) | tdx_ser_i(b, vg->max_proc);
+    rc |= tdx_buf_uvarint(b, kept) | tdx_buf_uvarint(b, ps.n) | tdx_buf_uvarint(b, vg->granges.n);
+    rc |= tdx_buf_uvarint(b, vg->pranges.n) | tdx_buf_uvarint(b, vg->threads.n);
 
     tdx_rans_enc own; /* used without enc; empty (nothing to free) with it */
     tdx_rans_enc_init(&own);

@@ -10,16 +10,11 @@
 #include "core/mem.h"
 #include "core/varint.h"
 
-static inline int tdx_ser_u(tdx_buf *b, uint64_t v) {
-    if (tdx_vec_reserve(b, b->n + TDX_VARINT_MAX)) return -1;
-    b->n += (size_t)tdx_put_uvarint(b->v + b->n, v);
-    return 0;
-}
 static inline int tdx_ser_i(tdx_buf *b, int64_t v) {
-    return tdx_ser_u(b, tdx_zigzag(v));
+    return tdx_buf_uvarint(b, tdx_zigzag(v));
 }
 static inline int tdx_ser_bytes(tdx_buf *b, const void *p, size_t n) {
-    return tdx_ser_u(b, n) || tdx_buf_append(b, p, n);
+    return tdx_buf_uvarint(b, n) || tdx_buf_append(b, p, n);
 }
 
 typedef struct tdx_deser {

@@ -235,9 +235,9 @@ int tdx_vgstore_set_ident(tdx_vgstore *s, const tdx_gen *g) {
 
 int tdx_vgstore_save(const tdx_vgstore *s, tdx_buf *out, tdx_buf *nodes) {
     size_t nn = tdx_vgstore_nnodes(s);
-    int rc = tdx_buf_append(out, "TDXVS4", 6) || tdx_ser_u(out, s->nident) ||
-             tdx_ser_u(out, s->strs.n - (s->nident ? s->nident : 1)) || tdx_ser_u(out, nn) ||
-             tdx_ser_u(out, s->stack_node.n);
+    int rc = tdx_buf_append(out, "TDXVS4", 6) || tdx_buf_uvarint(out, s->nident) ||
+             tdx_buf_uvarint(out, s->strs.n - (s->nident ? s->nident : 1)) ||
+             tdx_buf_uvarint(out, nn) || tdx_buf_uvarint(out, s->stack_node.n);
     for (size_t i = s->nident ? s->nident : 1; i < s->strs.n && !rc; i++)
         rc = tdx_ser_bytes(out, s->strs.v[i].p, s->strs.v[i].n);
     if (rc || tdx_vec_reserve(out, out->n + s->stack_node.n * 4) ||
