@@ -800,7 +800,7 @@ static void heap_alloc(tg_sim *s, tg_m *m) {
         s->heap_alloc -= s->heap_drop;
         s->heap_drop = 0;
     }
-    s->heap_alloc += lognorm(s, 400);
+    s->heap_alloc += (lognorm(s, 400) + 7) & ~7ull; /* Go's heap figures are multiples of 8 */
     tg_ev(s, m, t, TDX_EV_HEAP_ALLOC, 1, s->heap_alloc, 0, 0, 0);
     if (!s->gc_marking && !s->heap_drop && s->heap_alloc >= s->gc_trigger && t >= s->gc_sweep_end &&
         m->g >= 0 && GP(m->g)->role < R_GCWORKER)
@@ -878,7 +878,7 @@ static void compute(tg_sim *s, tg_m *m, uint64_t dur) {
                     clock + gap >= lim || p >= plim || heap >= trig)
                     break;
                 uint64_t t = clock + gap + 1;
-                heap += ((400 * (uint64_t)ln_tab[(x >> 32) & 1023]) >> 16) + 1;
+                heap += (((400 * (uint64_t)ln_tab[(x >> 32) & 1023]) >> 16) + 8) & ~7ull;
                 *p++ = TDX_EV_HEAP_ALLOC;
                 p = tg_uv(p, t - last);
                 p = tg_uv(p, heap);
@@ -1081,7 +1081,7 @@ static void gc_terminate(tg_sim *s, tg_m *m) {
     s->gc_last_t = t;
     t = ue(s, m, tg_range(&s->rng, US(10), US(60)));
     tg_ev(s, m, t, TDX_EV_STW_END, 0, 0, 0, 0, 0);
-    s->heap_live = s->heap_alloc * tg_range(&s->rng, 45, 62) / 100;
+    s->heap_live = s->heap_alloc * tg_range(&s->rng, 45, 62) / 100 & ~7ull;
     s->heap_goal = s->heap_live * 2;
     s->gc_trigger = s->heap_goal - s->heap_goal / 10;
     s->heap_drop = s->heap_alloc - s->heap_live;
@@ -1901,10 +1901,12 @@ void tg_sim_init(tg_sim *s) {
     s->next_goid = 1;
     /* Task IDs likewise count every request the process ever traced or served. */
     s->next_task = (s->t0 / TG_FREQ) * tg_range(&s->rng, 10000, 30000);
-    s->heap_live = (1600ull << 20) * (uint64_t)s->procs / 8 + tg_below(&s->rng, 400u << 20);
+    s->heap_live =
+        ((1600ull << 20) * (uint64_t)s->procs / 8 + tg_below(&s->rng, 400u << 20)) & ~7ull;
     s->heap_goal = s->heap_live * 2;
     s->gc_trigger = s->heap_goal - s->heap_goal / 10;
-    s->heap_alloc = s->heap_live + (s->heap_goal - s->heap_live) * tg_below(&s->rng, 80) / 100;
+    s->heap_alloc =
+        s->heap_live + ((s->heap_goal - s->heap_live) * tg_below(&s->rng, 80) / 100 & ~7ull);
     s->target_conns = 180u * (uint32_t)s->procs;
     s->think_mean = MSEC(50);
     populate(s);

@@ -104,6 +104,7 @@ static const tfacts facts[TDX_EV_NTYPES] = {
 #define NT TDX_EV_NTYPES /* type codes; the type symbol 0 (no such type) ends a thread */
 #define T_START NT       /* the "previous type" of a thread's first event */
 #define END_TYPE 0
+#define HEAP_SHIFT_MAX 7 /* a block's HeapAlloc unit 2^hz: flag bits 3-5 */
 
 enum {
     C_TYPE = 0,                /* + the thread's previous type (NT + 1) */
@@ -525,15 +526,17 @@ static inline void heap_seen(model *M, thr *t, uint64_t v) {
 
 /* Values of the event: tasks against the goroutine's current task; HeapAlloc against the block's
  * last value, or (heap_thr) in a run of the thread's HeapAllocs against the thread's last value
- * and otherwise against the block's largest; the rest as deltas per (type, arg). */
+ * and otherwise against the block's largest, in units of 2^hz (every HeapAlloc value of the block
+ * is a multiple of it); the rest as deltas per (type, arg). */
 static int put_vals(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, const tfacts *f,
-                    int heap_thr) {
+                    int heap_thr, int hz) {
     switch (e->type) {
     case TDX_EV_HEAP_ALLOC: {
         int run = heap_thr && t->prev == TDX_EV_HEAP_ALLOC && t->has_heap;
         uint64_t pred = run ? t->heap : heap_thr ? M->hmax : M->gheap;
-        tdx_rans_put_uint(rc, L_VAL, C_VAL + e->type * 4 + run,
-                          tdx_zigzag((int64_t)(e->args[0] - pred)));
+        /* a multiple of 2^hz (so is pred, a value of the block or 0): the division is exact */
+        int64_t delta = (int64_t)(e->args[0] - pred) / ((int64_t)1 << hz);
+        tdx_rans_put_uint(rc, L_VAL, C_VAL + e->type * 4 + run, tdx_zigzag(delta));
         heap_seen(M, t, e->args[0]);
         return 0;
     }
@@ -571,14 +574,15 @@ static int put_vals(tdx_rans_enc *rc, model *M, thr *t, const tdx_event *e, cons
     return 0;
 }
 
-static int get_vals(tdx_rans_dec *d, model *M, thr *t, tdx_event *e, const tfacts *f,
-                    int heap_thr) {
+static int get_vals(tdx_rans_dec *d, model *M, thr *t, tdx_event *e, const tfacts *f, int heap_thr,
+                    int hz) {
     switch (e->type) {
     case TDX_EV_HEAP_ALLOC: {
         int run = heap_thr && t->prev == TDX_EV_HEAP_ALLOC && t->has_heap;
         uint64_t pred = run ? t->heap : heap_thr ? M->hmax : M->gheap;
-        e->args[0] =
-            pred + (uint64_t)tdx_unzigzag(tdx_rans_get_uint(d, L_VAL, C_VAL + e->type * 4 + run));
+        uint64_t delta =
+            (uint64_t)tdx_unzigzag(tdx_rans_get_uint(d, L_VAL, C_VAL + e->type * 4 + run));
+        e->args[0] = pred + (delta << hz);
         heap_seen(M, t, e->args[0]);
         return 0;
     }
@@ -697,8 +701,10 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
     enc->rc.xbits = enc->stats ? enc->xbits : NULL;
     model *M = enc->model;
     /* Threads in first-use order, each event's thread and the next event of the same thread;
-     * whether times increase strictly (then the decoder merges by time); the time granule. */
+     * whether times increase strictly (then the decoder merges by time); the time granule; the
+     * HeapAlloc values' common power of two (Go's heap figures are multiples of 8). */
     size_t nthr = 0, odd = 0;
+    int hz = HEAP_SHIFT_MAX;
     int mono = 1;
     for (size_t i = 0; i < n; i++) {
         uint64_t h = ((uint64_t)ev[i].m * 0x9E3779B97F4A7C15ull) >> 40;
@@ -729,7 +735,12 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
         type_count[ev[i].type]++;
         if (i && ev[i].time <= ev[i - 1].time) mono = 0;
         odd += (ev[i].time & 63) != 0;
+        if (ev[i].type == TDX_EV_HEAP_ALLOC && ev[i].args[0]) {
+            int z = __builtin_ctzll(ev[i].args[0]);
+            if (z < hz) hz = z;
+        }
     }
+    if (!type_count[TDX_EV_HEAP_ALLOC]) hz = 0;
     /* HeapAlloc: predicted from the thread's last value or from the block's, whichever the
      * block's values fit better (Go's heap total moves a little between events; a simulation
      * may keep a figure per thread). Estimated by the bits of the deltas. */
@@ -795,7 +806,7 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
             if (f->flags & X_TSTACK) put_stack(rc, R, e->type * 2 + 1, e->tstack);
             if (f->flags & X_STR0) put_str(rc, M, e->type * 2, e->str[0]);
             if (f->flags & X_STR1) put_str(rc, M, e->type * 2 + 1, e->str[1]);
-            if (put_vals(rc, M, t, e, f, heap_thr)) return -1;
+            if (put_vals(rc, M, t, e, f, heap_thr, hz)) return -1;
         }
         predict_after(e, &t->pp, &t->pg);
         t->prev = e->type;
@@ -803,7 +814,7 @@ int tdx_evenc_block(tdx_evenc *enc, const tdx_event *ev, size_t n, tdx_buf *out)
     }
     size_t start = out->n;
     int rc2 = 0;
-    uint8_t flags = (uint8_t)((mono ? 0 : 1) | heap_thr << 1 | (gs ? 4 : 0));
+    uint8_t flags = (uint8_t)((mono ? 0 : 1) | heap_thr << 1 | (gs ? 4 : 0) | hz << 3);
     rc2 |= tdx_vec_push(out, flags);
     rc2 |= tdx_buf_uvarint(out, nthr);
     int64_t pm = 0;
@@ -942,7 +953,7 @@ struct tdx_evdec {
     /* The block being decoded (tdx_evdec_begin): events in all and given so far, threads, heap
      * entries in use, and the header's flags. */
     size_t n, done, nthr, nh;
-    int explicit_order, heap_thr, gs;
+    int explicit_order, heap_thr, gs, hz;
     bool open;
     bool stream; /* tdx_evdec_set_streaming */
 };
@@ -1002,7 +1013,8 @@ int tdx_evdec_begin(tdx_evdec *X, const uint8_t *p, size_t len, size_t n) {
     if (len < 1) return -1;
     uint8_t flags = *p++;
     int explicit_order = flags & 1, heap_thr = (flags >> 1) & 1, gs = flags & 4 ? 6 : 0;
-    if (flags >> 3) return -1;
+    int hz = (flags >> 3) & HEAP_SHIFT_MAX;
+    if (flags >> 6) return -1;
     uint64_t nthr, v;
     int k = tdx_uvarint(p, end, &nthr);
     if (k < 0 || nthr > n || nthr > len || (n && !nthr)) return -1;
@@ -1051,6 +1063,7 @@ int tdx_evdec_begin(tdx_evdec *X, const uint8_t *p, size_t len, size_t n) {
     X->explicit_order = explicit_order;
     X->heap_thr = heap_thr;
     X->gs = gs;
+    X->hz = hz;
     X->open = true;
     rc = 0;
 out:
@@ -1068,7 +1081,7 @@ static int dec_run(tdx_evdec *X, tdx_event *out, size_t m) {
     hent *heap = X->heap;
     uint64_t nthr = X->nthr;
     size_t nh = X->nh;
-    int explicit_order = X->explicit_order, heap_thr = X->heap_thr, gs = X->gs;
+    int explicit_order = X->explicit_order, heap_thr = X->heap_thr, gs = X->gs, hz = X->hz;
     int rc = -1;
     for (size_t i = 0; i < m; i++) {
         /* Built on the stack and stored whole: out may be memory another core read last (the
@@ -1135,7 +1148,7 @@ static int dec_run(tdx_evdec *X, tdx_event *out, size_t m) {
             }
             if ((f->flags & X_STR0) && get_str(d, M, e->type * 2, &e->str[0])) goto out;
             if ((f->flags & X_STR1) && get_str(d, M, e->type * 2 + 1, &e->str[1])) goto out;
-            if (get_vals(d, M, t, e, f, heap_thr)) goto out;
+            if (get_vals(d, M, t, e, f, heap_thr, hz)) goto out;
         }
         predict_after(e, &t->pp, &t->pg);
         t->prev = e->type;
