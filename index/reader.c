@@ -48,13 +48,9 @@ bool tdx_is_index(const uint8_t *p, size_t n) {
     return n >= 8 && memcmp(p, TDX_IDX_MAGIC, 8) == 0;
 }
 
-static int corrupt(tdx_err *err, uint64_t off, const char *what) {
+int tdx_index_corrupt(tdx_err *err, uint64_t off, const char *what) {
     return tdx_errf(err, TDX_EINDEX, off,
                     "index %s is corrupt (checksum or structure mismatch): " REBUILD, what);
-}
-
-int tdx_index_corrupt(tdx_err *err, uint64_t off, const char *what) {
-    return corrupt(err, off, what);
 }
 
 const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, tdx_err *err) {
@@ -68,7 +64,7 @@ const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, td
     if (!(s->flags & TDX_SECF_BLOCKED) && s->hash != 0 && XXH3_64bits(p, s->len) != s->hash) {
         char what[64];
         snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
-        corrupt(err, s->off, what);
+        tdx_index_corrupt(err, s->off, what);
         return NULL;
     }
     s->hash = 0; /* checked once */
@@ -122,7 +118,7 @@ int tdx_index_strings_ok(const tdx_index *ix, tdx_err *err) {
     int bad = __atomic_load_n(&ix->strings_bad, __ATOMIC_RELAXED);
     if (!bad) return 0;
     if (bad == 2) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+    return tdx_index_corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
 }
 
 int tdx_index_strings_all(tdx_index *ix, tdx_err *err) {
@@ -137,17 +133,17 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     tdx_gen *g = &ix->tabs;
     /* STRINGS: count, then the strings packed (strpack.c); chunks unpack on first use */
     if (!(p = tdx_index_section(ix, TDX_SEC_STRINGS, &len, err))) return -1;
-    if (len < 8) return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+    if (len < 8) return tdx_index_corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     n = tdx_rd64(p);
     /* Every string takes at least a symbol: a count beyond the section's bits is damage. */
     if (n == 0 || n >= UINT32_MAX || n > (len - 8) * 8)
-        return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+        return tdx_index_corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     if (tdx_vec_reserve(&g->strings, n))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     int oom;
     if (tdx_strpack_open(&ix->strpack_, p + 8, len - 8, n, g->strings.v, &oom))
         return oom ? tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory")
-                   : corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+                   : tdx_index_corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     g->strings.n = n;
     if (!ix->strpack_.stored) {
         ix->str_ready_ = calloc((size_t)ix->strpack_.nchunks, 1);
@@ -159,13 +155,13 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
         g->str_fill = fill_strings;
     }
     if (tdx_gen_str(g, 0).n != 0 || ix->strings_bad)
-        return corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
+        return tdx_index_corrupt(err, ix->sec[TDX_SEC_STRINGS].off, "section STRINGS");
     /* FRAMES */
     if (!(p = tdx_index_section(ix, TDX_SEC_FRAMES, &len, err))) return -1;
-    if (len < 8) return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
+    if (len < 8) return tdx_index_corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
     n = tdx_rd64(p);
     if ((len - 8) / F_SIZE != n || (len - 8) % F_SIZE)
-        return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
+        return tdx_index_corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
     if (tdx_vec_reserve(&g->frames, n))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     for (uint64_t i = 0; i < n; i++) {
@@ -175,16 +171,16 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
                        .func = tdx_rd32(r + F_FUNC),
                        .file = tdx_rd32(r + F_FILE)};
         if (f.func >= g->strings.n || f.file >= g->strings.n)
-            return corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
+            return tdx_index_corrupt(err, ix->sec[TDX_SEC_FRAMES].off, "section FRAMES");
         g->frames.v[i] = f;
     }
     g->frames.n = n;
     /* STACKS */
     if (!(p = tdx_index_section(ix, TDX_SEC_STACKS, &len, err))) return -1;
-    if (len < 8) return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+    if (len < 8) return tdx_index_corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
     n = tdx_rd64(p);
     if (n == 0 || n >= UINT32_MAX || (len - 8) / 8 < n + 1)
-        return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+        return tdx_index_corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
     const uint8_t *ids = p + 8 + 8 * (n + 1);
     uint64_t nids = (len - 8 - 8 * (n + 1)) / 4;
     if (tdx_vec_reserve(&g->stacks, n))
@@ -197,7 +193,7 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
         top = f > top ? f : top;
     }
     if (nids && top >= g->frames.n)
-        return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+        return tdx_index_corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if ((uintptr_t)ids % _Alignof(uint32_t) == 0) {
         g->stack_frames.v = (uint32_t *)(void *)ids; /* read only: the mapping is PROT_READ */
@@ -213,7 +209,7 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     for (uint64_t i = 0; i < n; i++) {
         uint64_t a = tdx_rd64(p + 8 + 8 * i), b = tdx_rd64(p + 16 + 8 * i);
         if (a > b || b > nids || b - a > 128)
-            return corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
+            return tdx_index_corrupt(err, ix->sec[TDX_SEC_STACKS].off, "section STACKS");
         g->stacks.v[i] = (tdx_stack){i, (uint32_t)a, (uint32_t)(b - a)};
     }
     g->stacks.n = n;
@@ -273,12 +269,12 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     }
     if (XXH3_64bits(h, H_HEADER_HASH) != tdx_rd64(h + H_HEADER_HASH) || ix->version == 0) {
         tdx_index_close(ix);
-        return corrupt(err, 0, "header");
+        return tdx_index_corrupt(err, 0, "header");
     }
     uint32_t flags = tdx_rd32(h + H_FLAGS);
     if (flags & ~TDX_IDX_PARTIAL) {
         tdx_index_close(ix);
-        return corrupt(err, H_FLAGS, "header");
+        return tdx_index_corrupt(err, H_FLAGS, "header");
     }
     ix->partial = flags & TDX_IDX_PARTIAL;
     ix->damage_off = tdx_rd64(h + H_DAMAGE_OFF);
@@ -295,12 +291,12 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     uint32_t tcount = tdx_rd32(h + H_SECTAB_COUNT);
     if (toff > ix->size || (ix->size - toff) / TDX_IDX_SECTION_SIZE < tcount) {
         tdx_index_close(ix);
-        return corrupt(err, H_SECTAB_OFF, "header");
+        return tdx_index_corrupt(err, H_SECTAB_OFF, "header");
     }
     if (XXH3_64bits(h + toff, (size_t)tcount * TDX_IDX_SECTION_SIZE) !=
         tdx_rd64(h + H_SECTAB_HASH)) {
         tdx_index_close(ix);
-        return corrupt(err, toff, "section table");
+        return tdx_index_corrupt(err, toff, "section table");
     }
     for (uint32_t i = 0; i < tcount; i++) {
         const uint8_t *r = h + toff + (size_t)i * TDX_IDX_SECTION_SIZE;
@@ -311,7 +307,7 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
             kind, tdx_rd32(r + 4), tdx_rd64(r + 8), tdx_rd64(r + 16), tdx_rd64(r + 24), true};
         if (s.off > ix->size || s.len > ix->size - s.off) {
             tdx_index_close(ix);
-            return corrupt(err, toff + (size_t)i * TDX_IDX_SECTION_SIZE, "section table");
+            return tdx_index_corrupt(err, toff + (size_t)i * TDX_IDX_SECTION_SIZE, "section table");
         }
         ix->sec[kind] = s;
     }
@@ -327,7 +323,7 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     if (!(ix->evdir = tdx_index_section(ix, TDX_SEC_EVDIR, &len, err))) goto fail;
     ix->nblocks = len / D_SIZE;
     if (len % D_SIZE) {
-        corrupt(err, ix->sec[TDX_SEC_EVDIR].off, "section EVDIR");
+        tdx_index_corrupt(err, ix->sec[TDX_SEC_EVDIR].off, "section EVDIR");
         goto fail;
     }
     if (!(ix->gens = tdx_index_section(ix, TDX_SEC_GENS, &len, err))) goto fail;
@@ -341,7 +337,7 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
         uint64_t off = tdx_rd64(d + D_OFFSET), l = tdx_rd32(d + D_LENGTH);
         if (off > ix->sec[TDX_SEC_EVENTS].len || l > ix->sec[TDX_SEC_EVENTS].len - off ||
             tdx_rd32(d + D_NEVENTS) > TDX_EVBLOCK_EVENTS) {
-            corrupt(err, ix->sec[TDX_SEC_EVDIR].off + b * D_SIZE, "section EVDIR");
+            tdx_index_corrupt(err, ix->sec[TDX_SEC_EVDIR].off + b * D_SIZE, "section EVDIR");
             goto fail;
         }
     }
@@ -393,8 +389,8 @@ static const uint8_t *block_bytes(const tdx_index *ix, size_t b, uint32_t *len, 
 static int block_corrupt(const tdx_index *ix, size_t b, tdx_err *err) {
     char what[64];
     snprintf(what, sizeof what, "event block %zu", b);
-    return corrupt(err, ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(ix->evdir + b * D_SIZE + D_OFFSET),
-                   what);
+    return tdx_index_corrupt(
+        err, ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(ix->evdir + b * D_SIZE + D_OFFSET), what);
 }
 
 int tdx_index_block_begin(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_err *err) {
