@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -195,9 +196,11 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
 
 /* ---- interrupted writes ---- */
 
-/* The CLI's one piece of process state: a signal handler can reach nothing else. */
+/* The CLI's process state: a signal handler can reach nothing else. */
 static char victim[PATH_MAX];
 static volatile sig_atomic_t victim_set;
+static bool held; /* cli_hold_interrupts: the mask to restore is held_mask */
+static sigset_t held_mask;
 
 static void remove_victim(int sig) {
     if (victim_set) unlink(victim); /* async-signal-safe */
@@ -205,12 +208,17 @@ static void remove_victim(int sig) {
     raise(sig);
 }
 
-void cli_remove_on_signal(const char *path) {
+void cli_hold_interrupts(void) {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGHUP);
+    if (!held && pthread_sigmask(SIG_BLOCK, &s, &held_mask) == 0) held = true;
+}
+
+static void install_handlers(void) {
     static bool installed;
-    victim_set = 0;
-    if (!path || strlen(path) >= sizeof victim) return;
-    memcpy(victim, path, strlen(path) + 1);
-    victim_set = 1;
     if (installed) return;
     installed = true;
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -227,5 +235,19 @@ void cli_remove_on_signal(const char *path) {
         sa.sa_handler = remove_victim;
         sigemptyset(&sa.sa_mask);
         sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+void cli_remove_on_signal(const char *path) {
+    victim_set = 0;
+    if (path && strlen(path) < sizeof victim) {
+        memcpy(victim, path, strlen(path) + 1);
+        victim_set = 1;
+        install_handlers();
+    }
+    /* An interruption held since before the file existed is delivered now, to the handler. */
+    if (held) {
+        held = false;
+        pthread_sigmask(SIG_SETMASK, &held_mask, NULL);
     }
 }

@@ -155,6 +155,7 @@ int cmd_build(int argc, char **argv) {
     }
     tdx_err err;
     double t0 = cli_now();
+    cli_hold_interrupts();
     tdx_iwriter *w = tdx_iwriter_new(out, src.version, src.data, src.size, &err);
     if (!w) {
         cli_report(out, &err);

@@ -241,7 +241,9 @@ int cmd_query(int argc, char **argv) {
     memset(&sk, 0, sizeof sk);
     static char obuf[1 << 16];
     if (out) {
+        cli_hold_interrupts();
         if (tdx_afile_open(&sk.af, out, &err)) {
+            cli_remove_on_signal(NULL);
             cli_report(out, &err);
             tdx_index_close(&ix);
             return TDX_EXIT_FAIL;

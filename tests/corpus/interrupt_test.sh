@@ -55,3 +55,28 @@ os.execv(sys.argv[1], sys.argv[1:])' "$TRACEIDX" build -j 1 --quiet "$tmp/t.trac
     [ -z "$left" ] || fail "$sig: left behind: $left"
     echo "ok: SIG$sig: exit $rc, nothing left behind"
 done
+
+# SIGTERM the moment the temporary file appears, 20 times: the file exists before the build can
+# register it for removal, and a signal arriving in between must still remove it (without
+# holding the signal until then, 19 of 20 such runs left the file behind).
+"$PYTHON3" - "$TRACEIDX" "$tmp" <<'PY' || fail "TERM on creation"
+import os, signal, subprocess, sys
+exe, d = sys.argv[1], sys.argv[2]
+for i in range(20):
+    for f in os.listdir(d):
+        if f.startswith("t.tidx"):
+            os.unlink(os.path.join(d, f))
+    p = subprocess.Popen([exe, "build", "-j", "1", "--quiet", d + "/t.trace", "-o", d + "/t.tidx"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while p.poll() is None:
+        if any(f.startswith("t.tidx.tmp.") for f in os.listdir(d)):
+            p.send_signal(signal.SIGTERM)
+            break
+    rc = p.wait()
+    left = sorted(f for f in os.listdir(d) if f != "t.trace")
+    if rc == 0 and left == ["t.tidx"]:
+        continue  # it finished first
+    if rc != -signal.SIGTERM or left:
+        sys.exit("FAIL: TERM on creation, run %d: exit %d, left behind: %s" % (i, rc, left))
+print("ok: SIGTERM as the temporary file appears (20 runs): nothing left behind")
+PY
