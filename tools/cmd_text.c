@@ -51,9 +51,16 @@ int cmd_text2bin(int argc, char **argv) {
             fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
             rc = TDX_EXIT_FAIL;
         }
-    } else if (tdx_write_file_atomic(out, src.data, src.size, &err)) {
-        cli_report(out, &err);
-        rc = TDX_EXIT_FAIL;
+    } else {
+        /* Written and renamed in one call: an interruption waits until the file is in place or
+         * removed. */
+        cli_hold_interrupts();
+        int wrc = tdx_write_file_atomic(out, src.data, src.size, &err);
+        cli_remove_on_signal(NULL);
+        if (wrc) {
+            cli_report(out, &err);
+            rc = TDX_EXIT_FAIL;
+        }
     }
     tdx_source_close(&src);
     return rc;

@@ -56,27 +56,37 @@ os.execv(sys.argv[1], sys.argv[1:])' "$TRACEIDX" build -j 1 --quiet "$tmp/t.trac
     echo "ok: SIG$sig: exit $rc, nothing left behind"
 done
 
-# SIGTERM the moment the temporary file appears, 20 times: the file exists before the build can
-# register it for removal, and a signal arriving in between must still remove it (without
-# holding the signal until then, 19 of 20 such runs left the file behind).
+# SIGTERM the moment the temporary file appears, 20 times per command: the file exists before the
+# command can register it for removal (text2bin: before the one call that writes and renames it
+# returns), and a signal arriving in between must still leave no temporary file, and no output
+# but a complete one. Without holding the signal until then, nearly every such run left the file.
+"$TRACEGEN" --quiet --size 4MiB --seed 7 --version 25 -o "$tmp/s.trace" || fail "tracegen"
+"$TRACEIDX" dump "$tmp/s.trace" >"$tmp/s.txt" || fail "dump"
+"$TRACEIDX" text2bin "$tmp/s.txt" -o "$tmp/s.bin" || fail "text2bin"
 "$PYTHON3" - "$TRACEIDX" "$tmp" <<'PY' || fail "TERM on creation"
-import os, signal, subprocess, sys
+import filecmp, os, signal, subprocess, sys
 exe, d = sys.argv[1], sys.argv[2]
-for i in range(20):
-    for f in os.listdir(d):
-        if f.startswith("t.tidx"):
-            os.unlink(os.path.join(d, f))
-    p = subprocess.Popen([exe, "build", "-j", "1", "--quiet", d + "/t.trace", "-o", d + "/t.tidx"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while p.poll() is None:
-        if any(f.startswith("t.tidx.tmp.") for f in os.listdir(d)):
-            p.send_signal(signal.SIGTERM)
-            break
-    rc = p.wait()
-    left = sorted(f for f in os.listdir(d) if f != "t.trace")
-    if rc == 0 and left == ["t.tidx"]:
-        continue  # it finished first
-    if rc != -signal.SIGTERM or left:
-        sys.exit("FAIL: TERM on creation, run %d: exit %d, left behind: %s" % (i, rc, left))
-print("ok: SIGTERM as the temporary file appears (20 runs): nothing left behind")
+def runs(name, args, out, whole=None):
+    for i in range(20):
+        for f in os.listdir(d):
+            if f.startswith(out):
+                os.unlink(os.path.join(d, f))
+        p = subprocess.Popen([exe] + args + ["-o", os.path.join(d, out)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while p.poll() is None:
+            if any(f.startswith(out + ".tmp.") for f in os.listdir(d)):
+                p.send_signal(signal.SIGTERM)
+                break
+        rc = p.wait()
+        left = sorted(f for f in os.listdir(d) if f.startswith(out))
+        if rc not in (0, -signal.SIGTERM) or left not in ([], [out]):
+            sys.exit("FAIL: %s: TERM on creation, run %d: exit %d, left behind: %s"
+                     % (name, i, rc, left))
+        if left and whole and not filecmp.cmp(os.path.join(d, out), whole, shallow=False):
+            sys.exit("FAIL: %s: TERM on creation, run %d: a partial output" % (name, i))
+        if left and not whole and rc != 0:
+            sys.exit("FAIL: %s: TERM on creation, run %d: killed, yet an output" % (name, i))
+    print("ok: %s: SIGTERM as the temporary file appears (20 runs): nothing left behind" % name)
+runs("build", ["build", "-j", "1", "--quiet", os.path.join(d, "t.trace")], "t.tidx")
+runs("text2bin", ["text2bin", os.path.join(d, "s.txt")], "s.out", os.path.join(d, "s.bin"))
 PY
