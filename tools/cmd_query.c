@@ -22,7 +22,8 @@ static const char query_help[] =
     "                   integer in ns. END may be +DUR (relative to START); an empty START or END\n"
     "                   means the trace's start or end. The window holds every slice, arrow and\n"
     "                   instant that overlaps it, plus the counters' values as of START; adjacent\n"
-    "                   windows stitch.\n"
+    "                   windows stitch. A window after the last event is empty (a note on\n"
+    "                   stderr says so).\n"
     "  --range '#N'     the Nth split range (from 0) that `traceidx ranges` lists, exactly as\n"
     "                   go tool trace serves it (indexes into the view's output)\n"
     "  --start I --end J  /jsontrace's start and end: output-event indexes, both inclusive\n"
@@ -228,9 +229,20 @@ int cmd_query(int argc, char **argv) {
                                    range);
         }
         if (rel) e = s + e;
+        if (!nb && e < s) e = s; /* "START:" past the end: the empty window there */
         if (e < s) {
             tdx_index_close(&ix);
             return cli_usage_error("query", "--range %s ends before it starts", range);
+        }
+        if (s > span) {
+            /* Not an error (adjacent windows may be scripted past the end), but an empty
+             * answer should not look like an idle stretch of the trace. */
+            char d[64];
+            cli_duration(d, sizeof d, span);
+            fprintf(stderr,
+                    "traceidx: note: --range %s starts after the trace's last event (at %s): "
+                    "the window is empty\n",
+                    range, d);
         }
         q.has_window = true;
         q.wstart = s;

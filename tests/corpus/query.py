@@ -571,6 +571,17 @@ def check_cli():
         fail("query TRACE differs from query TRACE.tidx")
     if run([T, "query", ix, "--range", "0:"]).stdout[:200] != run([T, "query", ix, "--range", ":+1h"]).stdout[:200]:
         fail("open-ended ranges differ")
+    # a window past the last event is empty, not an error, and says so; "START:" there is that
+    # empty window, not one that ends before it starts
+    p = run([T, "query", ix, "--range", "1h:2h"])
+    if b"starts after the trace's last event" not in p.stderr or b"the window is empty" not in p.stderr:
+        fail("a window past the end: stderr %r" % p.stderr)
+    if p.stdout != run([T, "query", ix, "--range", "1h:+0"]).stdout:
+        fail("window past the end: 1h:2h differs from 1h:+0")
+    if run([T, "query", ix, "--range", "1h:"]).stdout != run([T, "query", ix, "--range", "1h:1h"]).stdout:
+        fail("1h: differs from 1h:1h")
+    if b"last event" in run([T, "query", ix, "--range", "0:1h"]).stderr:
+        fail("a window inside the trace got the past-the-end note")
     # -o writes atomically: a failed query leaves no file behind
     out = os.path.join(TMP, "out.json")
     p = run([T, "query", ix, "--goroutine", "987654", "-o", out], ok=False)
