@@ -201,6 +201,8 @@ static char victim[PATH_MAX];
 static volatile sig_atomic_t victim_set;
 static bool held; /* cli_hold_interrupts: the mask to restore is held_mask */
 static sigset_t held_mask;
+/* What removes the file: the interruptions, then the crash signals. */
+static const int caught[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 static void remove_victim(int sig) {
     if (victim_set) unlink(victim); /* async-signal-safe */
@@ -209,11 +211,11 @@ static void remove_victim(int sig) {
 }
 
 void cli_hold_interrupts(void) {
+    /* The crash signals too: one sent (kill -BUS) while the file is new waits for the handler
+     * like the others; a real fault while held still ends the process, as it would have. */
     sigset_t s;
     sigemptyset(&s);
-    sigaddset(&s, SIGINT);
-    sigaddset(&s, SIGTERM);
-    sigaddset(&s, SIGHUP);
+    for (size_t i = 0; i < sizeof caught / sizeof *caught; i++) sigaddset(&s, caught[i]);
     if (!held && pthread_sigmask(SIG_BLOCK, &s, &held_mask) == 0) held = true;
 }
 
@@ -221,20 +223,19 @@ static void install_handlers(void) {
     static bool installed;
     if (installed) return;
     installed = true;
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+    for (size_t i = 0; i < sizeof caught / sizeof *caught; i++) {
         struct sigaction sa;
         /* A signal ignored from the start (nohup, a shell's background job) stays ignored. A crash
          * signal someone else handles (a sanitizer's report) stays theirs. SIGBUS is what a trace
          * truncated under its mapping gives. */
-        bool crash = sigs[i] != SIGINT && sigs[i] != SIGTERM && sigs[i] != SIGHUP;
-        if (sigaction(sigs[i], NULL, &sa) == 0 &&
+        bool crash = caught[i] != SIGINT && caught[i] != SIGTERM && caught[i] != SIGHUP;
+        if (sigaction(caught[i], NULL, &sa) == 0 &&
             (sa.sa_handler == SIG_IGN || (crash && sa.sa_handler != SIG_DFL)))
             continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = remove_victim;
         sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
+        sigaction(caught[i], &sa, NULL);
     }
 }
 

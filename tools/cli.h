@@ -65,9 +65,10 @@ double cli_peak_rss_mib(void);
  * unless something else handles those) and then dies of the signal as it would have. NULL: none
  * (call it after the file is renamed into place or removed). One file at a time. */
 void cli_remove_on_signal(const char *path);
-/* Holds SIGINT, SIGTERM and SIGHUP until the next cli_remove_on_signal, which delivers what
- * arrived meanwhile. Called before the temporary file is created (while the process has one
- * thread), so that no interruption falls between its creation and cli_remove_on_signal. */
+/* Holds SIGINT, SIGTERM, SIGHUP and the crash signals until the next cli_remove_on_signal,
+ * which delivers what arrived meanwhile. Called before the temporary file is created (while the
+ * process has one thread), so that no signal falls between its creation and
+ * cli_remove_on_signal. */
 void cli_hold_interrupts(void);
 
 /* Formats a nanosecond duration as Go's time.Duration.String() does. */

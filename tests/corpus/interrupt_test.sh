@@ -56,18 +56,20 @@ os.execv(sys.argv[1], sys.argv[1:])' "$TRACEIDX" build -j 1 --quiet "$tmp/t.trac
     echo "ok: SIG$sig: exit $rc, nothing left behind"
 done
 
-# SIGTERM the moment the temporary file appears, 20 times per command: the file exists before the
-# command can register it for removal (text2bin: before the one call that writes and renames it
-# returns), and a signal arriving in between must still leave no temporary file, and no output
-# but a complete one. Without holding the signal until then, nearly every such run left the file.
+# SIGTERM the moment the temporary file appears, 20 times per command (and SIGBUS 10 times for
+# build): the file exists before the command can register it for removal (text2bin: before the
+# one call that writes and renames it returns), and a signal arriving in between must still leave
+# no temporary file, and no output but a complete one. Without holding the signal until then,
+# nearly every such run left the file.
 "$TRACEGEN" --quiet --size 4MiB --seed 7 --version 25 -o "$tmp/s.trace" || fail "tracegen"
 "$TRACEIDX" dump "$tmp/s.trace" >"$tmp/s.txt" || fail "dump"
 "$TRACEIDX" text2bin "$tmp/s.txt" -o "$tmp/s.bin" || fail "text2bin"
-"$PYTHON3" - "$TRACEIDX" "$tmp" <<'PY' || fail "TERM on creation"
+"$PYTHON3" - "$TRACEIDX" "$tmp" "${TRACEIDX_SANITIZE:-}" <<'PY' || fail "a signal on creation"
 import filecmp, os, signal, subprocess, sys
-exe, d = sys.argv[1], sys.argv[2]
-def runs(name, args, out, whole=None):
-    for i in range(20):
+exe, d, sanitized = sys.argv[1], sys.argv[2], sys.argv[3]
+def runs(name, args, out, whole=None, sig=signal.SIGTERM, n=20):
+    signame = signal.Signals(sig).name
+    for i in range(n):
         for f in os.listdir(d):
             if f.startswith(out):
                 os.unlink(os.path.join(d, f))
@@ -75,18 +77,23 @@ def runs(name, args, out, whole=None):
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while p.poll() is None:
             if any(f.startswith(out + ".tmp.") for f in os.listdir(d)):
-                p.send_signal(signal.SIGTERM)
+                p.send_signal(sig)
                 break
         rc = p.wait()
         left = sorted(f for f in os.listdir(d) if f.startswith(out))
-        if rc not in (0, -signal.SIGTERM) or left not in ([], [out]):
-            sys.exit("FAIL: %s: TERM on creation, run %d: exit %d, left behind: %s"
-                     % (name, i, rc, left))
+        if rc not in (0, -sig) or left not in ([], [out]):
+            sys.exit("FAIL: %s: %s on creation, run %d: exit %d, left behind: %s"
+                     % (name, signame, i, rc, left))
         if left and whole and not filecmp.cmp(os.path.join(d, out), whole, shallow=False):
-            sys.exit("FAIL: %s: TERM on creation, run %d: a partial output" % (name, i))
+            sys.exit("FAIL: %s: %s on creation, run %d: a partial output" % (name, signame, i))
         if left and not whole and rc != 0:
-            sys.exit("FAIL: %s: TERM on creation, run %d: killed, yet an output" % (name, i))
-    print("ok: %s: SIGTERM as the temporary file appears (20 runs): nothing left behind" % name)
+            sys.exit("FAIL: %s: %s on creation, run %d: killed, yet an output" % (name, signame, i))
+    print("ok: %s: %s as the temporary file appears (%d runs): nothing left behind"
+          % (name, signame, n))
 runs("build", ["build", "-j", "1", "--quiet", os.path.join(d, "t.trace")], "t.tidx")
+# A crash signal sent then (kill -BUS) is held too (the sanitizers keep the crash signals).
+if not sanitized:
+    runs("build", ["build", "-j", "1", "--quiet", os.path.join(d, "t.trace")], "t.tidx",
+         sig=signal.SIGBUS, n=10)
 runs("text2bin", ["text2bin", os.path.join(d, "s.txt")], "s.out", os.path.join(d, "s.bin"))
 PY
