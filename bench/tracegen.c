@@ -21,7 +21,7 @@ static const char usage_text[] =
     "timer and sysmon wake-ups, fast and blocking syscalls with procs stolen, GC cycles with\n"
     "stop-the-world phases, assists and sweeping, user tasks, regions and logs, CPU samples and\n"
     "deep stacks. A generation per traced second (about 20 MB each). The output depends only on\n"
-    "SIZE, seed, version, procs, generation length and idle goroutines.\n\n"
+    "SIZE, seed, version, procs, generation length, idle goroutines and extra logs.\n\n"
     "  --size SIZE     bytes, with an optional suffix k, M, G (or KiB, MiB, GiB): powers of 1024;\n"
     "                  the trace stops at the first scheduling step past it (the first\n"
     "                  generation's tables make about 0.5 MB the smallest trace)\n"
@@ -33,6 +33,9 @@ static const char usage_text[] =
     "  --idle N        N more goroutines parked in network reads for the whole trace, as a\n"
     "                  server's idle connections: a status event each in every generation\n"
     "                  (default 0)\n"
+    "  --logs N        N more trace.Log lines per request, each with a message of its own (a\n"
+    "                  request id), as a chatty service writes them: strings that grow with\n"
+    "                  the trace (0-64, default 0)\n"
     "  -o FILE         output; written to a temporary file in the same directory, then renamed\n"
     "  --quiet         no summary on stderr\n";
 
@@ -91,7 +94,7 @@ static double now_sec(void) {
 
 int main(int argc, char **argv) {
     uint64_t size = 0;
-    long seed = 1, version = 25, procs = 8, gen_ms = 1000, idle = 0;
+    long seed = 1, version = 25, procs = 8, gen_ms = 1000, idle = 0, logs = 0;
     const char *out = NULL;
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
@@ -104,8 +107,8 @@ int main(int argc, char **argv) {
             quiet = true;
         } else if (strcmp(a, "--size") != 0 && strcmp(a, "--seed") != 0 &&
                    strcmp(a, "--version") != 0 && strcmp(a, "--procs") != 0 &&
-                   strcmp(a, "--gen-ms") != 0 && strcmp(a, "--idle") != 0 && strcmp(a, "-o") != 0 &&
-                   strcmp(a, "--output") != 0) {
+                   strcmp(a, "--gen-ms") != 0 && strcmp(a, "--idle") != 0 &&
+                   strcmp(a, "--logs") != 0 && strcmp(a, "-o") != 0 && strcmp(a, "--output") != 0) {
             fprintf(stderr, "tracegen: unknown argument %s (see --help)\n", a);
             return 2;
         } else if (!v) {
@@ -147,6 +150,12 @@ int main(int argc, char **argv) {
                 return 2;
             }
             i++;
+        } else if (!strcmp(a, "--logs")) {
+            if (parse_int(v, 0, 64, &logs)) {
+                fprintf(stderr, "tracegen: --logs must be 0-64\n");
+                return 2;
+            }
+            i++;
         } else { /* -o or --output: unknown arguments were rejected above */
             out = v;
             i++;
@@ -165,6 +174,7 @@ int main(int argc, char **argv) {
     s->target = size;
     s->gen_len = (uint64_t)gen_ms * TG_MS;
     s->idle = (uint32_t)idle;
+    s->logs = (uint32_t)logs;
 
     /* Write next to the destination, then rename: readers never see a partial trace. */
     size_t tl = strlen(out) + 32;

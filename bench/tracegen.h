@@ -450,7 +450,9 @@ typedef struct tg_sim {
     uint32_t ndisk;
     int32_t accept_g, sweeper_g;
     uint32_t conns, target_conns;
-    uint32_t idle;       /* goroutines parked for the whole trace (--idle) */
+    uint32_t idle; /* goroutines parked for the whole trace (--idle) */
+    uint32_t logs; /* extra log lines per request, each a distinct message (--logs) */
+    uint64_t log_seq;
     uint64_t think_mean; /* ticks between requests on one connection */
 
     /* GC */

@@ -1205,6 +1205,19 @@ static void run_handler(tg_sim *s, tg_m *m) {
                 mb_u(&mb, tg_below(&s->rng, 1000000));
                 user_log(s, m, S_LOG_ROUTE, &mb);
             }
+            for (uint32_t k = 0; k < s->logs; k++) {
+                /* A chatty service: a request id in every line makes each message new. */
+                msgbuf mb = {.n = 0};
+                mb_s(&mb, "req=");
+                mb_u(&mb, tg_below(&s->rng, 1000000000));
+                mb_s(&mb, "-");
+                mb_u(&mb, (uint32_t)++s->log_seq);
+                mb_s(&mb, " user=");
+                mb_u(&mb, tg_below(&s->rng, 100000));
+                mb_s(&mb, " step=");
+                mb_u(&mb, k);
+                user_log(s, m, S_LOG_ROUTE, &mb);
+            }
             compute(s, m, lognorm(s, US(7)));
             if (tg_chance(&s->rng, TG_P(0.4))) {
                 region_begin(s, m, S_RG_AUTH);

@@ -44,4 +44,8 @@ void tdx_fvec_release(const tdx_fvec *v);
  * /proc/self/statm), or -1 when that is unknown: what a release gives back. */
 int64_t tdx_fvec_resident(void);
 
+/* How far a build lets the pages of its string table (the bytes and offsets, and in the first
+ * phase the lookup) grow before it gives them back, for a trace of trace_size bytes. */
+uint64_t tdx_fvec_budget(uint64_t trace_size);
+
 #endif

@@ -25,6 +25,7 @@
 #include "core/varint.h"
 #include "format.h"
 #include "rans.h"
+#include "scratch.h"
 
 #define MINMATCH 4
 #define WINDOW (1u << 20) /* match distances at most */
@@ -68,29 +69,23 @@ static void put_lits(tdx_rans_enc *rc, const uint8_t *s, size_t from, size_t to,
     for (size_t i = from; i < to; i++) tdx_rans_put(rc, L_LIT, C_LIT + lit_ctx(s, i), s[i]);
 }
 
-static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n);
+/* Where pack_chunks sends each chunk's coded symbols, and what it calls every few MiB of
+ * strings read (to give their pages back). */
+typedef struct {
+    int (*data)(void *ctx, const void *p, size_t n, tdx_err *err);
+    void *ctx;
+    void (*tick)(void *ctx);
+    void *tick_ctx;
+    tdx_err *err;
+} chunk_sink;
 
-/* Appends the XXH3 of out[from, end). */
-static int put_hash(tdx_buf *out, size_t from) {
-    uint8_t h[8];
-    tdx_le64(h, XXH3_64bits(out->v + from, out->n - from));
-    return tdx_buf_append(out, h, 8);
-}
+#define TICK_BYTES ((uint64_t)4 << 20)
 
-int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n) {
-    size_t start = out->n;
-    uint64_t total = n ? off[n] - off[0] : 0;
-    if (tdx_vec_push(out, (uint8_t)1) || pack(out, bytes, off, n)) return -1;
-    if (total / MAXRATIO <= out->n - start) return 0;
-    out->n = start;
-    int rc = tdx_vec_push(out, (uint8_t)0);
-    for (uint64_t i = 0; i < n && !rc; i++) rc = tdx_buf_uvarint(out, off[i + 1] - off[i]);
-    if (!rc && total) rc = tdx_buf_append(out, bytes + off[0], (size_t)total);
-    if (!rc) rc = put_hash(out, start);
-    return rc ? -1 : 0;
-}
-
-static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n) {
+/* Codes the chunks of strings 0..n-1 in order: their coded symbols go to the sink, their
+ * directory entries to dir; *data_len is the symbols' total. 0, or -1 (memory, or the sink's
+ * error). */
+static int pack_chunks(const uint8_t *bytes, const uint64_t *off, uint64_t n, tdx_buf *dir,
+                       uint64_t *data_len, const chunk_sink *sk) {
     uint32_t *head = malloc(((size_t)1 << HBITS) * sizeof *head);
     uint32_t *chain = malloc((size_t)WINDOW * sizeof *chain);
     tdx_buf chunk = {0};
@@ -99,12 +94,7 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
     int rc2 = head && chain ? 0 : -1;
     /* Positions are stored + 1 (0: none). */
     if (head) memset(head, 0, ((size_t)1 << HBITS) * sizeof *head);
-    uint64_t total = n ? off[n] - off[0] : 0, nchunks = (n + TDX_STR_CHUNK - 1) / TDX_STR_CHUNK;
-    size_t hstart = out->n - 1; /* the mode byte */
-    tdx_buf dir = {0}, data = {0};
-    rc2 |= tdx_buf_uvarint(out, n);
-    rc2 |= tdx_buf_uvarint(out, total);
-    rc2 |= tdx_buf_uvarint(out, nchunks);
+    uint64_t total = n ? off[n] - off[0] : 0, dn = 0, ticked = 0;
     const uint8_t *base = total ? bytes + off[0] : bytes;
     for (uint64_t i = 0; i < n && !rc2;) {
         uint64_t j = i + TDX_STR_CHUNK < n ? i + TDX_STR_CHUNK : n;
@@ -175,24 +165,145 @@ static int pack(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_
             rc2 = -1;
             break;
         }
-        tdx_le64(e + CE_OFF, data.n);
+        tdx_le64(e + CE_OFF, dn);
         tdx_le32(e + CE_LEN, (uint32_t)chunk.n);
         tdx_le32(e + CE_BYTES, (uint32_t)(off[j] - off[i]));
         tdx_le64(e + CE_HASH, XXH3_64bits(chunk.v, chunk.n));
-        rc2 |= tdx_buf_append(&dir, e, CE_SIZE);
-        rc2 |= tdx_buf_append(&data, chunk.v, chunk.n);
+        rc2 |= tdx_buf_append(dir, e, CE_SIZE);
+        if (!rc2 && sk->data(sk->ctx, chunk.v, chunk.n, sk->err)) rc2 = -1;
+        dn += chunk.n;
+        if (sk->tick && off[j] - off[0] - ticked >= TICK_BYTES) {
+            sk->tick(sk->tick_ctx);
+            ticked = off[j] - off[0];
+        }
         i = j;
     }
-    if (!rc2 && dir.n) rc2 = tdx_buf_append(out, dir.v, dir.n);
-    if (!rc2) rc2 = put_hash(out, hstart);
-    if (!rc2 && data.n) rc2 = tdx_buf_append(out, data.v, data.n);
     free(head);
     free(chain);
-    tdx_vec_free(&dir);
-    tdx_vec_free(&data);
     tdx_vec_free(&chunk);
     tdx_rans_enc_free(&rc);
+    *data_len = dn;
     return rc2 ? -1 : 0;
+}
+
+/* Appends the XXH3 of out[from, end). */
+static int put_hash(tdx_buf *out, size_t from) {
+    uint8_t h[8];
+    tdx_le64(h, XXH3_64bits(out->v + from, out->n - from));
+    return tdx_buf_append(out, h, 8);
+}
+
+/* The packed form's header: mode byte 1, counts, the directory, their XXH3. */
+static int pack_header(tdx_buf *h, uint64_t n, uint64_t total, const tdx_buf *dir) {
+    size_t start = h->n;
+    int rc = tdx_vec_push(h, (uint8_t)1);
+    rc |= tdx_buf_uvarint(h, n);
+    rc |= tdx_buf_uvarint(h, total);
+    rc |= tdx_buf_uvarint(h, (n + TDX_STR_CHUNK - 1) / TDX_STR_CHUNK);
+    if (!rc && dir->n) rc = tdx_buf_append(h, dir->v, dir->n);
+    if (!rc) rc = put_hash(h, start);
+    return rc ? -1 : 0;
+}
+
+static int buf_data(void *ctx, const void *p, size_t n, tdx_err *err) {
+    (void)err;
+    return n && tdx_buf_append(ctx, p, n) ? -1 : 0;
+}
+
+int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n) {
+    size_t start = out->n;
+    uint64_t total = n ? off[n] - off[0] : 0, dn;
+    tdx_buf dir = {0}, data = {0};
+    chunk_sink sk = {buf_data, &data, NULL, NULL, NULL};
+    int rc = pack_chunks(bytes, off, n, &dir, &dn, &sk) || pack_header(out, n, total, &dir) ||
+             (data.n && tdx_buf_append(out, data.v, data.n));
+    tdx_vec_free(&dir);
+    tdx_vec_free(&data);
+    if (rc) return -1;
+    if (total / MAXRATIO <= out->n - start) return 0;
+    out->n = start;
+    rc = tdx_vec_push(out, (uint8_t)0);
+    for (uint64_t i = 0; i < n && !rc; i++) rc = tdx_buf_uvarint(out, off[i + 1] - off[i]);
+    if (!rc && total) rc = tdx_buf_append(out, bytes + off[0], (size_t)total);
+    if (!rc) rc = put_hash(out, start);
+    return rc ? -1 : 0;
+}
+
+typedef struct {
+    const tdx_strpack_out *o;
+    XXH3_state_t *x; /* the stored form's running hash */
+} stream;
+
+static int stream_put(void *ctx, const void *p, size_t n, tdx_err *err) {
+    stream *st = ctx;
+    if (st->x) XXH3_64bits_update(st->x, p, n);
+    return n ? st->o->put(st->o->ctx, p, n, err) : 0;
+}
+
+/* The stored form (mode 0), in pieces, its hash computed as they go. */
+static int write_stored(const uint8_t *bytes, const uint64_t *off, uint64_t n, stream *st,
+                        tdx_err *err) {
+    const tdx_strpack_out *o = st->o;
+    uint8_t m = 0, h[8];
+    tdx_buf b = {0};
+    int rc = stream_put(st, &m, 1, err);
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        if (tdx_buf_uvarint(&b, off[i + 1] - off[i])) {
+            rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        } else if (b.n >= 65536 || i + 1 == n) {
+            rc = stream_put(st, b.v, b.n, err);
+            b.n = 0;
+        }
+    }
+    tdx_vec_free(&b);
+    uint64_t total = n ? off[n] - off[0] : 0;
+    for (uint64_t at = 0; at < total && !rc; at += TICK_BYTES) {
+        uint64_t k = total - at < TICK_BYTES ? total - at : TICK_BYTES;
+        rc = stream_put(st, bytes + off[0] + at, (size_t)k, err);
+        if (o->tick) o->tick(o->tick_ctx);
+    }
+    if (rc) return -1;
+    tdx_le64(h, XXH3_64bits_digest(st->x));
+    st->x = NULL;
+    return stream_put(st, h, 8, err);
+}
+
+static int scratch_data(void *ctx, const void *p, size_t n, tdx_err *err) {
+    return tdx_scratch_put(ctx, p, n, err);
+}
+
+static int copy_put(void *ctx, const void *p, size_t n, tdx_err *err) {
+    const tdx_strpack_out *o = ctx;
+    return o->put(o->ctx, p, n, err);
+}
+
+int tdx_strpack_write(const uint8_t *bytes, const uint64_t *off, uint64_t n,
+                      const tdx_strpack_out *o, tdx_err *err) {
+    uint64_t total = n ? off[n] - off[0] : 0, dn = 0;
+    tdx_scratch data;
+    if (tdx_scratch_open(&data, o->beside, err)) return -1;
+    tdx_buf dir = {0}, h = {0};
+    chunk_sink sk = {scratch_data, &data, o->tick, o->tick_ctx, err};
+    err->kind = TDX_OK;
+    int rc = pack_chunks(bytes, off, n, &dir, &dn, &sk);
+    if (!rc) rc = pack_header(&h, n, total, &dir);
+    if (rc && err->kind == TDX_OK) tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    tdx_vec_free(&dir);
+    if (!rc && total / MAXRATIO <= h.n + dn) {
+        rc = o->put(o->ctx, h.v, h.n, err) || tdx_scratch_copy(&data, copy_put, (void *)o, err);
+    } else if (!rc) {
+        stream st = {o, XXH3_createState()};
+        if (!st.x || XXH3_64bits_reset(st.x) != XXH_OK) {
+            rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        } else {
+            XXH3_state_t *x = st.x;
+            rc = write_stored(bytes, off, n, &st, err);
+            XXH3_freeState(x);
+        }
+    }
+    tdx_vec_free(&h);
+    tdx_scratch_close(&data);
+    return rc ? -1 : 0;
 }
 
 static int get_uv(const uint8_t **p, const uint8_t *end, uint64_t *v) {

@@ -7,12 +7,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "core/gen.h"
 #include "core/mem.h"
 
 /* Appends the packed form of strings 0..n-1 (string i is bytes[off[i], off[i+1])) to out.
  * Returns 0 or -1 (OOM). */
 int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n);
+
+/* Where tdx_strpack_write sends the packed table, in pieces of any size. */
+typedef struct tdx_strpack_out {
+    int (*put)(void *ctx, const void *p, size_t n, tdx_err *err);
+    void *ctx;
+    const char *beside;      /* the coded chunks wait in a scratch file there */
+    void (*tick)(void *ctx); /* called after every few MiB of strings read (NULL: none) */
+    void *tick_ctx;
+} tdx_strpack_out;
+
+/* The same bytes as tdx_strpack_encode, streamed: the chunks are coded into a scratch file while
+ * their directory (24 bytes per TDX_STR_CHUNK strings) builds up in memory, then the header and
+ * the chunks go out. Memory stays bounded however large the table; tick lets the caller give
+ * back the pages of strings already read. 0, or -1 with err set. */
+int tdx_strpack_write(const uint8_t *bytes, const uint64_t *off, uint64_t n,
+                      const tdx_strpack_out *o, tdx_err *err);
 
 /* An open packed table: its chunk directory and data, read in place (nothing is copied). */
 typedef struct tdx_strpack {

@@ -4,7 +4,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, tdx_err *err) {
+int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, size_t str_budget,
+                    tdx_err *err) {
     memset(t, 0, sizeof *t);
     t->str_bytes.file.fd = t->str_off.file.fd = -1;
     /* Strings come from the trace (each costs at least 3 bytes of it), so these bound them with
@@ -18,8 +19,12 @@ int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, tdx_
         tdx_tables_free(t);
         return -1;
     }
-    if (tdx_vec_push(&t->str_check, z) || tdx_vec_push(&t->stack_off, z) ||
-        tdx_vec_push(&t->stack_off, z)) {
+    if (!str_budget) str_budget = (size_t)tdx_fvec_budget(trace_size);
+    if (tdx_strmap_init(&t->str_map, beside, str_budget, err)) {
+        tdx_tables_free(t);
+        return -1;
+    }
+    if (tdx_vec_push(&t->stack_off, z) || tdx_vec_push(&t->stack_off, z)) {
         tdx_tables_free(t);
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     }
@@ -28,8 +33,11 @@ int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, tdx_
 
 /* What only adding strings and stacks needs. */
 static void free_lookup(tdx_tables *t) {
-    tdx_hmap_free(&t->str_ids);
-    tdx_vec_free(&t->str_check);
+    if (t->str_map.beside) {
+        t->str_spills = t->str_map.spills;
+        t->str_reads = t->str_map.run_reads;
+    }
+    tdx_strmap_free(&t->str_map);
     tdx_hmap_free(&t->frame_ids);
     tdx_hmap_free(&t->stack_ids);
     tdx_vec_free(&t->gen_str);
@@ -66,22 +74,15 @@ uint32_t tdx_tables_nstacks(const tdx_tables *t) {
 uint32_t tdx_tables_string(tdx_tables *t, const uint8_t *p, uint32_t n) {
     if (n == 0) return 0;
     XXH128_hash_t x = XXH3_128bits(p, n);
-    uint64_t h = x.low64;
-    for (;;) {
-        uint32_t id = tdx_hmap_get(&t->str_ids, h);
-        if (id == TDX_HMAP_EMPTY) break;
-        if (t->str_check.v[id] == x.high64) return id;
-        h++;
-    }
-    uint32_t id = tdx_tables_nstrings(t);
+    uint32_t hi = (uint32_t)(x.high64 >> 32),
+             id = tdx_strmap_get(&t->str_map, x.low64, hi, &t->err);
+    if (id) return id; /* or UINT32_MAX: failed */
+    id = tdx_tables_nstrings(t);
     uint64_t end = tdx_fvec_len(&t->str_bytes) + n;
     if (tdx_fvec_append(&t->str_bytes, p, n, &t->err) ||
-        tdx_fvec_append(&t->str_off, &end, 8, &t->err))
+        tdx_fvec_append(&t->str_off, &end, 8, &t->err) ||
+        tdx_strmap_add(&t->str_map, x.low64, hi, id, &t->err))
         return UINT32_MAX;
-    if (tdx_vec_push(&t->str_check, x.high64) || tdx_hmap_put(&t->str_ids, h, id)) {
-        tdx_errf(&t->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-        return UINT32_MAX;
-    }
     return id;
 }
 

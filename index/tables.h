@@ -10,6 +10,7 @@
 #include "core/hmap.h"
 #include "core/mem.h"
 #include "index/filevec.h"
+#include "index/strmap.h"
 
 typedef struct tdx_gframe {
     uint64_t pc;
@@ -21,12 +22,11 @@ typedef struct tdx_tables {
     /* strings: id 0 is "". A trace's strings can grow with it (log messages), so their bytes and
      * offsets (u64, native order: string i is bytes [off[i], off[i+1])) live in scratch files. */
     tdx_fvec str_bytes, str_off;
-    /* A string is known by its 128-bit XXH3: the low half keys str_ids (collisions probe
-     * hash+1, hash+2, ...), the high half (until sealed, per id) confirms a match, so lookups
-     * never read the table back (~0.7 M lookups of earlier strings on a 64 MiB trace); distinct
-     * strings agreeing on 128 bits are not a practical concern (~1e-26 at 6 M strings). */
-    TDX_VEC(uint64_t) str_check;
-    tdx_hmap str_ids;
+    /* A string is known by 96 bits of its XXH3-128 (strmap.h), so lookups never read the table
+     * back (~0.7 M lookups of earlier strings on a 64 MiB trace); distinct strings agreeing on
+     * 96 bits are not a practical concern (~1e-15 at 24 M strings, a GiB of log messages). */
+    tdx_strmap str_map;
+    uint64_t str_spills, str_reads; /* the lookup's, kept when it is freed */
     tdx_err err; /* why tdx_tables_string failed (other calls fail only for memory) */
     /* frames */
     TDX_VEC(tdx_gframe) frames;
@@ -43,8 +43,10 @@ typedef struct tdx_tables {
 } tdx_tables;
 
 /* The scratch files go beside `beside`; `trace_size` bounds the strings (address space is
- * reserved for them). 0, or -1 with err set. */
-int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, tdx_err *err);
+ * reserved for them). str_budget: memory for the string lookup (strmap.h; 0: tdx_fvec_budget
+ * of trace_size). 0, or -1 with err set. */
+int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, size_t str_budget,
+                    tdx_err *err);
 void tdx_tables_free(tdx_tables *t);
 /* Once no string or stack will be added: frees the lookup maps and writes out the strings, so
  * that tdx_tables_str_bytes/_offs read them in place until tdx_tables_free. 0, or -1 with t->err

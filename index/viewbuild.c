@@ -41,9 +41,6 @@
 
 #define NVIEWS 3
 #define NWORKERS 2
-#define STR_BUDGET_MIN ((uint64_t)4 << 20)
-#define STR_BUDGET_OTHER ((uint64_t)20 << 20)
-#define STR_BUDGET_MAX ((uint64_t)128 << 20)
 
 typedef struct item_meta {
     uint64_t interval;
@@ -1009,15 +1006,6 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
     return rc;
 }
 
-/* Half the 0.1 x trace the memory target gives beyond its base, but at most that allowance less
- * STR_BUDGET_OTHER, 4-128 MiB: on small traces the phase's other state takes more than the base
- * (a 20th took the 256 MiB bench trace's peak to 90 MiB, its target: 86 now). */
-uint64_t tdx_viewbuild_str_budget(uint64_t trace_size) {
-    uint64_t allow = trace_size / 10, sb = allow / 2;
-    if (allow < sb + STR_BUDGET_OTHER) sb = allow > STR_BUDGET_OTHER ? allow - STR_BUDGET_OTHER : 0;
-    return sb < STR_BUDGET_MIN ? STR_BUDGET_MIN : sb > STR_BUDGET_MAX ? STR_BUDGET_MAX : sb;
-}
-
 int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_stats *st,
                   tdx_err *err) {
     memset(st, 0, sizeof *st);
@@ -1034,7 +1022,7 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
     sh.total = tdx_iwriter_nevents(iw);
     sh.view_events = o->view_events && o->view_events < sh.total ? o->view_events : sh.total;
     sh.sort_budget = o->sort_budget ? o->sort_budget : TDX_SORT_BUDGET_DEFAULT;
-    sh.str_budget = (int64_t)tdx_viewbuild_str_budget(tdx_iwriter_trace_size(iw));
+    sh.str_budget = (int64_t)tdx_fvec_budget(tdx_iwriter_trace_size(iw));
     sh.tabs = tdx_iwriter_tables(iw);
     if (!sh.tabs) {
         *err = *tdx_iwriter_error(iw);

@@ -46,10 +46,6 @@ typedef struct tdx_viewbuild_stats {
     uint64_t reruns;         /* passes redone because a goroutine id came back after it ended */
 } tdx_viewbuild_stats;
 
-/* How far the string table's mapped pages may grow during the phase before they are given
- * back, for a trace of trace_size bytes. */
-uint64_t tdx_viewbuild_str_budget(uint64_t trace_size);
-
 /* Runs the phase over the events w has written and appends the view sections (VIEWDATA, the
  * three view directories, RANGES, SUMMARY, VGSTORE). 0, or -1 with err set. */
 int tdx_viewbuild(tdx_iwriter *w, const tdx_viewbuild_opts *o, tdx_viewbuild_stats *st,

@@ -121,7 +121,7 @@ static int fail(tdx_iwriter *w, int kind, const char *msg) {
 }
 
 tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *trace,
-                             size_t trace_size, tdx_err *err) {
+                             size_t trace_size, size_t string_budget, tdx_err *err) {
     tdx_iwriter *w = calloc(1, sizeof *w);
     if (!w) {
         tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
@@ -135,7 +135,7 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
         free(w);
         return NULL;
     }
-    if (tdx_tables_init(&w->tab, w->f.tmp, trace_size, err)) {
+    if (tdx_tables_init(&w->tab, w->f.tmp, trace_size, string_budget, err)) {
         tdx_afile_abort(&w->f);
         free(w);
         return NULL;
@@ -584,21 +584,37 @@ int tdx_iwriter_read_block(const tdx_iwriter *w, tdx_evdec *dec, size_t b, tdx_b
 
 /* ---- sections ---- */
 
-static int put_section(tdx_iwriter *w, sectab *st, uint32_t kind, uint32_t flags, const void *p,
-                       size_t n) {
+static int put_record(tdx_iwriter *w, sectab *st, uint32_t kind, uint32_t flags, uint64_t off,
+                      uint64_t n, uint64_t hash) {
     uint8_t rec[TDX_IDX_SECTION_SIZE];
     tdx_le32(rec, kind);
     tdx_le32(rec + 4, flags);
-    tdx_le64(rec + 8, w->f.written);
+    tdx_le64(rec + 8, off);
     tdx_le64(rec + 16, n);
-    tdx_le64(rec + 24, (flags & TDX_SECF_BLOCKED) ? 0 : XXH3_64bits(p, n));
+    tdx_le64(rec + 24, hash);
     if (tdx_buf_append(&st->tab, rec, sizeof rec)) return FAIL_OOM(w);
     st->count++;
+    return 0;
+}
+
+static int put_section(tdx_iwriter *w, sectab *st, uint32_t kind, uint32_t flags, const void *p,
+                       size_t n) {
+    uint64_t hash = (flags & TDX_SECF_BLOCKED) ? 0 : XXH3_64bits(p, n);
+    if (put_record(w, st, kind, flags, w->f.written, n, hash)) return -1;
     if (n && tdx_afile_write(&w->f, p, n, &w->err)) {
         w->failed = 1;
         return -1;
     }
     return 0;
+}
+
+static int file_put(void *ctx, const void *p, size_t n, tdx_err *err) {
+    tdx_iwriter *w = ctx;
+    return tdx_afile_write(&w->f, p, n, err);
+}
+
+static void release_strings(void *ctx) {
+    tdx_tables_release(ctx);
 }
 
 static int res_cmp(const void *a, const void *b) {
@@ -732,14 +748,21 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
     for (int k = 0; k < 15; k++) mv[M_KIND0 + k] = w->kinds[k];
     for (int i = 0; i < M_COUNT_; i++) tdx_le64(meta + 8 * (size_t)i, mv[i]);
     rc = put_section(w, st, TDX_SEC_META, 0, meta, sizeof meta);
-    /* STRINGS: count, then the strings packed (strpack.c) */
+    /* STRINGS: count, then the strings packed (strpack.c), streamed: a trace's strings grow
+     * with it. BLOCKED: the packed table checks its directory and each chunk itself. */
     if (!rc) {
+        uint64_t at = w->f.written;
         uint32_t n = tdx_tables_nstrings(t);
         tdx_le64(x, n);
-        rc |= tdx_buf_append(&b, x, 8);
-        rc |= tdx_strpack_encode(&b, tdx_tables_str_bytes(t), tdx_tables_str_offs(t), n);
-        /* BLOCKED: the packed table checks its directory and each chunk itself */
-        rc = rc ? FAIL_OOM(w) : put_section(w, st, TDX_SEC_STRINGS, TDX_SECF_BLOCKED, b.v, b.n);
+        tdx_strpack_out o = {file_put, w, w->f.tmp, release_strings, t};
+        if (file_put(w, x, 8, &w->err) ||
+            tdx_strpack_write(tdx_tables_str_bytes(t), tdx_tables_str_offs(t), n, &o, &w->err)) {
+            w->failed = 1;
+            rc = -1;
+        } else {
+            rc = put_record(w, st, TDX_SEC_STRINGS, TDX_SECF_BLOCKED, at, w->f.written - at, 0);
+        }
+        tdx_tables_release(t);
     }
     /* FRAMES */
     if (!rc) {
@@ -779,6 +802,14 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
         rc = put_section(w, st, res_kinds[i], 0, w->resbody[i].v, w->resbody[i].n);
     tdx_vec_free(&b);
     return rc;
+}
+
+void tdx_iwriter_string_stats(const tdx_iwriter *w, uint64_t *strings, uint64_t *spills,
+                              uint64_t *reads) {
+    const tdx_tables *t = &w->tab;
+    *strings = tdx_tables_nstrings(t);
+    *spills = t->str_map.beside ? t->str_map.spills : t->str_spills;
+    *reads = t->str_map.beside ? t->str_map.run_reads : t->str_reads;
 }
 
 int tdx_iwriter_section(tdx_iwriter *w, uint32_t kind, const void *p, size_t n, tdx_err *err) {

@@ -13,9 +13,15 @@
 
 typedef struct tdx_iwriter tdx_iwriter;
 
-/* trace/trace_size: the source trace bytes (for its identity). */
+/* trace/trace_size: the source trace bytes (for its identity). string_budget: memory for the
+ * string table's lookup while events come in (0: the default for the trace's size). */
 tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *trace,
-                             size_t trace_size, tdx_err *err);
+                             size_t trace_size, size_t string_budget, tdx_err *err);
+
+/* Distinct strings, and how often their lookup spilled to its scratch file and read a block back
+ * from there (strmap.h). */
+void tdx_iwriter_string_stats(const tdx_iwriter *w, uint64_t *strings, uint64_t *spills,
+                              uint64_t *reads);
 
 /* Encodes and writes event blocks on a thread of its own from now on, so that the thread that
  * delivers events only fills blocks. 0, or -1 (no thread: blocks stay on the caller's thread). */

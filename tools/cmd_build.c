@@ -22,7 +22,7 @@
 
 static const char build_help[] =
     "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose] [--partial]\n"
-    "                     [--checkpoint-every N] [--sort-budget BYTES]\n\n"
+    "                     [--checkpoint-every N] [--sort-budget BYTES] [--string-budget BYTES]\n\n"
     "Reads TRACE once (ordering and validating it exactly as Go's parser does) and writes a\n"
     "compact, checksummed index to OUT (default: TRACE.tidx), atomically: a temporary file beside\n"
     "OUT is synced and renamed over it only when complete. OUT is never overwritten unless it is\n"
@@ -44,7 +44,11 @@ static const char build_help[] =
     "  --sort-budget BYTES  memory for each of the external sorts of the views' phase (Go's\n"
     "             summary: task parts, goroutines, unblockings, parents; the goroutine view's\n"
     "             lane names); beyond it they spill to scratch files beside OUT (default\n"
-    "             4 MiB; the index is the same for any)\n";
+    "             4 MiB; the index is the same for any)\n"
+    "  --string-budget BYTES  memory for looking up the trace's strings while its events are\n"
+    "             read (log messages make a trace's strings grow with it); beyond it the\n"
+    "             strings seen go to a sorted scratch file beside OUT, behind a filter\n"
+    "             (default: a 20th of the trace, 4-128 MiB; the index is the same for any)\n";
 
 /* Refuses to replace something that is not an index (or a path we cannot inspect). */
 static int check_target(const char *out) {
@@ -101,7 +105,7 @@ int cmd_build(int argc, char **argv) {
     int jobs = tdx_ncpus(), jr;
     bool quiet = false, verbose = false, partial = false;
     uint64_t every = 0; /* the defaults */
-    uint64_t budget = 0;
+    uint64_t budget = 0, str_budget = 0;
 #ifdef __GLIBC__
     /* Buffers of 256 KiB and more get mappings of their own, so freeing one returns it to the
      * system: glibc's adaptive threshold otherwise keeps freed phase-one tables resident through
@@ -130,6 +134,10 @@ int cmd_build(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--sort-budget")) {
             if (++i >= argc || cli_parse_u64(argv[i], &budget) || !budget || budget > SIZE_MAX)
                 return cli_usage_error("build", "--sort-budget needs a positive byte count");
+        } else if (!strcmp(argv[i], "--string-budget")) {
+            if (++i >= argc || cli_parse_u64(argv[i], &str_budget) || !str_budget ||
+                str_budget > SIZE_MAX)
+                return cli_usage_error("build", "--string-budget needs a positive byte count");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("build", "unknown option %s", argv[i]);
         } else if (!path) {
@@ -156,7 +164,8 @@ int cmd_build(int argc, char **argv) {
     tdx_err err;
     double t0 = cli_now();
     cli_hold_interrupts();
-    tdx_iwriter *w = tdx_iwriter_new(out, src.version, src.data, src.size, &err);
+    tdx_iwriter *w =
+        tdx_iwriter_new(out, src.version, src.data, src.size, (size_t)str_budget, &err);
     if (!w) {
         cli_report(out, &err);
         goto done;
@@ -246,10 +255,15 @@ int cmd_build(int argc, char **argv) {
     /* The reader hashed the trace as it passed; after a read error the writer hashes it whole. */
     if (!rrc) tdx_iwriter_set_trace_hash(w, st.input_hash, st.input_sample);
     double t1 = cli_now();
-    if (verbose)
+    if (verbose) {
+        uint64_t ns, spills, reads;
+        tdx_iwriter_string_stats(w, &ns, &spills, &reads);
         fprintf(stderr,
-                "traceidx: events ordered and encoded in %.2f s (peak RSS so far %.0f MiB)\n",
-                t1 - t0, cli_peak_rss_mib());
+                "traceidx: events ordered and encoded in %.2f s (peak RSS so far %.0f MiB); "
+                "%" PRIu64 " distinct strings, their lookup spilled %" PRIu64
+                " time%s to its scratch file (%" PRIu64 " blocks read back)\n",
+                t1 - t0, cli_peak_rss_mib(), ns, spills, spills == 1 ? "" : "s", reads);
+    }
     /* Phase 2: the viewer generators over the written events (checkpoints, ranges, summary). */
     cli_progress_init(&prog, STEP_VIEWS, quiet);
     views_progress vp = {&prog, src.size, quiet, false};

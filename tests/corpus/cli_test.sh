@@ -38,6 +38,8 @@ for v in 0 -5 12x ""; do
     has err "sort-budget needs a positive byte count"
     expect 2 "$T" build --checkpoint-every "$v" x
     has err "checkpoint-every needs a positive event count"
+    expect 2 "$T" build --string-budget "$v" x
+    has err "string-budget needs a positive byte count"
 done
 
 # Bad input: one line naming the file, the offset and the cause; exit 1.

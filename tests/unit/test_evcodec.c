@@ -348,9 +348,40 @@ Test(evcodec, flipped_bits_fail_cleanly) {
 
 /* ---- string table ---- */
 
+typedef struct {
+    tdx_buf b;
+    size_t pieces, ticks;
+} collect;
+
+static int collect_put(void *ctx, const void *p, size_t n, tdx_err *err) {
+    (void)err;
+    collect *c = ctx;
+    c->pieces++;
+    return tdx_buf_append(&c->b, p, n);
+}
+
+static void collect_tick(void *ctx) {
+    ((collect *)ctx)->ticks++;
+}
+
+static int stored_seen;
+
 static void pack_round_trip(const uint8_t *bytes, const uint64_t *off, uint64_t n, tdx_buf *out) {
     out->n = 0;
     cr_assert_eq(tdx_strpack_encode(out, bytes, off, n), 0);
+    /* Streamed (chunks through a scratch file, the output in pieces): the same bytes. */
+    collect c = {0};
+    tdx_strpack_out o = {collect_put, &c, "/tmp/strpack-test.tidx", collect_tick, &c};
+    tdx_err err;
+    cr_assert_eq(tdx_strpack_write(bytes, off, n, &o, &err), 0, "%s", err.msg);
+    cr_assert(c.b.n == out->n && !memcmp(c.b.v, out->v, out->n),
+              "%llu strings: streamed %zu bytes, encoded %zu", (unsigned long long)n, c.b.n,
+              out->n);
+    uint64_t total = n ? off[n] - off[0] : 0;
+    cr_assert_geq(c.ticks, total / (4u << 20), "%zu ticks for %llu bytes", c.ticks,
+                  (unsigned long long)total);
+    if (out->n && out->v[0] == 0) stored_seen++;
+    tdx_vec_free(&c.b);
     uint8_t *buf = malloc(out->n ? out->n : 1);
     cr_assert_not_null(buf);
     memcpy(buf, out->v, out->n);
@@ -440,6 +471,19 @@ Test(strpack, random_tables_round_trip) {
     off[1] = 1;
     off[2] = bytes.n;
     pack_round_trip(bytes.v, off, 2, &out);
+    /* that one packs so well that it is stored (mode 0), streamed in pieces too */
+    cr_assert_eq(stored_seen, 1);
+    /* Several ticks: 20 MB of templated strings. */
+    static uint64_t off2[200001];
+    gen_strings(&bytes, off2, 200000);
+    while (bytes.n < (20u << 20)) {
+        size_t m = bytes.n;
+        cr_assert_eq(tdx_vec_reserve(&bytes, 2 * m), 0);
+        memcpy(bytes.v + m, bytes.v, m);
+        bytes.n = 2 * m;
+        for (uint64_t i = 1; i <= 200000; i++) off2[i] = off2[i] * 2;
+    }
+    pack_round_trip(bytes.v, off2, 200000, &out);
     tdx_vec_free(&bytes);
     tdx_vec_free(&out);
     free(off);

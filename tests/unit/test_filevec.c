@@ -1,6 +1,7 @@
 /* test_filevec.c: index/filevec.c: appended ranges read back the same before and after they are
  * written out and after the mapping's pages are given back; reading maps pages into the resident
- * count and a release takes them out; the reservation is a hard limit. */
+ * count and a release takes them out; the reservation is a hard limit; the page budget stays
+ * within the build's memory target (0.1 x trace + 64 MB) on small traces. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -92,4 +93,21 @@ Test(filevec, reservation_is_a_limit) {
     cr_assert_eq(tdx_fvec_len(&v), 4096);
     cr_assert_eq(memcmp(tdx_fvec_at(&v, 4000), buf, 96), 0);
     tdx_fvec_close(&v);
+}
+
+#define MiB ((uint64_t)1 << 20)
+
+Test(filevec, budget_is_capped_on_small_traces) {
+    /* 256 MiB: half the allowance (12.8 MiB) left too little for the rest; the allowance less
+     * 20 MiB instead */
+    uint64_t t = 256 * MiB;
+    cr_assert_eq(tdx_fvec_budget(t), t / 10 - 20 * MiB);
+    /* 1 GiB: half the allowance */
+    t = 1024 * MiB;
+    cr_assert_eq(tdx_fvec_budget(t), t / 10 / 2);
+    /* the bounds: 4 MiB for tiny traces, 128 MiB for huge ones */
+    cr_assert_eq(tdx_fvec_budget(0), 4 * MiB);
+    cr_assert_eq(tdx_fvec_budget(100 * MiB), 4 * MiB);
+    cr_assert_eq(tdx_fvec_budget(4096 * MiB), 128 * MiB);
+    cr_assert_eq(tdx_fvec_budget(UINT64_MAX), 128 * MiB);
 }
