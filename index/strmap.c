@@ -166,6 +166,7 @@ static int merge(tdx_strmap *m, size_t n, tdx_err *err) {
             if (rc) break;
         }
         const tdx_strmap_ent *t = ti < n ? &m->tab[ti] : NULL, *r = rk < rn ? &rd[rk] : NULL;
+        if (!t && !r) break; /* (the loop's condition already says so) */
         int c = !t ? 1 : !r ? -1 : cmp_key(t->lo, t->hi, r->lo, r->hi);
         if (c <= 0) ti++;
         if (c >= 0) rk++;

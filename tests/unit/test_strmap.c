@@ -70,7 +70,8 @@ Test(strmap, recurring_keys_read_once_per_spill) {
     tdx_strmap m;
     tdx_err err;
     cr_assert_eq(tdx_strmap_init(&m, beside, 0, &err), 0);
-    for (uint32_t i = 1; i <= 3100; i++) cr_assert_eq(tdx_strmap_add(&m, i * 77, i, i, &err), 0);
+    for (uint32_t i = 1; i <= 3100; i++)
+        cr_assert_eq(tdx_strmap_add(&m, (uint64_t)i * 77, i, i, &err), 0);
     cr_assert_eq(m.spills, 1);
     uint64_t before = m.run_reads;
     for (int r = 0; r < 100; r++) cr_assert_eq(tdx_strmap_get(&m, 77, 1, &err), 1);
@@ -83,7 +84,8 @@ Test(strmap, no_scratch_file_fails_cleanly) {
     tdx_err err;
     cr_assert_eq(tdx_strmap_init(&m, "/nonexistent-dir/x.tidx", 0, &err), 0);
     int rc = 0;
-    for (uint32_t i = 1; i <= 5000 && !rc; i++) rc = tdx_strmap_add(&m, i * 77, i, i, &err);
+    for (uint32_t i = 1; i <= 5000 && !rc; i++)
+        rc = tdx_strmap_add(&m, (uint64_t)i * 77, i, i, &err);
     cr_assert_eq(rc, -1);
     cr_assert_eq(err.kind, TDX_EIO);
     cr_assert(strstr(err.msg, "scratch file") != NULL, "%s", err.msg);
