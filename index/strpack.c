@@ -210,6 +210,50 @@ static int buf_data(void *ctx, const void *p, size_t n, tdx_err *err) {
     return n && tdx_buf_append(ctx, p, n) ? -1 : 0;
 }
 
+typedef struct {
+    const tdx_strpack_out *o;
+    XXH3_state_t *x; /* the stored form's running hash */
+} stream;
+
+static int stream_put(stream *st, const void *p, size_t n, tdx_err *err) {
+    XXH3_64bits_update(st->x, p, n);
+    return n ? st->o->put(st->o->ctx, p, n, err) : 0;
+}
+
+/* The stored form (mode 0), in pieces, its hash computed as they go. */
+static int write_stored(const uint8_t *bytes, const uint64_t *off, uint64_t n,
+                        const tdx_strpack_out *o, tdx_err *err) {
+    stream st = {o, XXH3_createState()};
+    if (!st.x || XXH3_64bits_reset(st.x) != XXH_OK) {
+        XXH3_freeState(st.x);
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    }
+    uint8_t m = 0, h[8];
+    tdx_buf b = {0};
+    int rc = stream_put(&st, &m, 1, err);
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        if (tdx_buf_uvarint(&b, off[i + 1] - off[i])) {
+            rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        } else if (b.n >= 65536 || i + 1 == n) {
+            rc = stream_put(&st, b.v, b.n, err);
+            b.n = 0;
+        }
+    }
+    tdx_vec_free(&b);
+    uint64_t total = n ? off[n] - off[0] : 0;
+    for (uint64_t at = 0; at < total && !rc; at += TICK_BYTES) {
+        uint64_t k = total - at < TICK_BYTES ? total - at : TICK_BYTES;
+        rc = stream_put(&st, bytes + off[0] + at, (size_t)k, err);
+        if (o->tick) o->tick(o->tick_ctx);
+    }
+    if (!rc) {
+        tdx_le64(h, XXH3_64bits_digest(st.x));
+        rc = o->put(o->ctx, h, 8, err);
+    }
+    XXH3_freeState(st.x);
+    return rc ? -1 : 0;
+}
+
 int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, uint64_t n) {
     size_t start = out->n;
     uint64_t total = n ? off[n] - off[0] : 0, dn;
@@ -222,59 +266,13 @@ int tdx_strpack_encode(tdx_buf *out, const uint8_t *bytes, const uint64_t *off, 
     if (rc) return -1;
     if (total / MAXRATIO <= out->n - start) return 0;
     out->n = start;
-    rc = tdx_vec_push(out, (uint8_t)0);
-    for (uint64_t i = 0; i < n && !rc; i++) rc = tdx_buf_uvarint(out, off[i + 1] - off[i]);
-    if (!rc && total) rc = tdx_buf_append(out, bytes + off[0], (size_t)total);
-    if (!rc) rc = put_hash(out, start);
-    return rc ? -1 : 0;
-}
-
-typedef struct {
-    const tdx_strpack_out *o;
-    XXH3_state_t *x; /* the stored form's running hash */
-} stream;
-
-static int stream_put(void *ctx, const void *p, size_t n, tdx_err *err) {
-    stream *st = ctx;
-    if (st->x) XXH3_64bits_update(st->x, p, n);
-    return n ? st->o->put(st->o->ctx, p, n, err) : 0;
-}
-
-/* The stored form (mode 0), in pieces, its hash computed as they go. */
-static int write_stored(const uint8_t *bytes, const uint64_t *off, uint64_t n, stream *st,
-                        tdx_err *err) {
-    const tdx_strpack_out *o = st->o;
-    uint8_t m = 0, h[8];
-    tdx_buf b = {0};
-    int rc = stream_put(st, &m, 1, err);
-    for (uint64_t i = 0; i < n && !rc; i++) {
-        if (tdx_buf_uvarint(&b, off[i + 1] - off[i])) {
-            rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-        } else if (b.n >= 65536 || i + 1 == n) {
-            rc = stream_put(st, b.v, b.n, err);
-            b.n = 0;
-        }
-    }
-    tdx_vec_free(&b);
-    uint64_t total = n ? off[n] - off[0] : 0;
-    for (uint64_t at = 0; at < total && !rc; at += TICK_BYTES) {
-        uint64_t k = total - at < TICK_BYTES ? total - at : TICK_BYTES;
-        rc = stream_put(st, bytes + off[0] + at, (size_t)k, err);
-        if (o->tick) o->tick(o->tick_ctx);
-    }
-    if (rc) return -1;
-    tdx_le64(h, XXH3_64bits_digest(st->x));
-    st->x = NULL;
-    return stream_put(st, h, 8, err);
+    tdx_strpack_out o = {buf_data, out, NULL, NULL, NULL};
+    tdx_err err;
+    return write_stored(bytes, off, n, &o, &err);
 }
 
 static int scratch_data(void *ctx, const void *p, size_t n, tdx_err *err) {
     return tdx_scratch_put(ctx, p, n, err);
-}
-
-static int copy_put(void *ctx, const void *p, size_t n, tdx_err *err) {
-    const tdx_strpack_out *o = ctx;
-    return o->put(o->ctx, p, n, err);
 }
 
 int tdx_strpack_write(const uint8_t *bytes, const uint64_t *off, uint64_t n,
@@ -289,18 +287,10 @@ int tdx_strpack_write(const uint8_t *bytes, const uint64_t *off, uint64_t n,
     if (!rc) rc = pack_header(&h, n, total, &dir);
     if (rc && err->kind == TDX_OK) tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     tdx_vec_free(&dir);
-    if (!rc && total / MAXRATIO <= h.n + dn) {
-        rc = o->put(o->ctx, h.v, h.n, err) || tdx_scratch_copy(&data, copy_put, (void *)o, err);
-    } else if (!rc) {
-        stream st = {o, XXH3_createState()};
-        if (!st.x || XXH3_64bits_reset(st.x) != XXH_OK) {
-            rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-        } else {
-            XXH3_state_t *x = st.x;
-            rc = write_stored(bytes, off, n, &st, err);
-            XXH3_freeState(x);
-        }
-    }
+    if (!rc && total / MAXRATIO <= h.n + dn)
+        rc = o->put(o->ctx, h.v, h.n, err) || tdx_scratch_copy(&data, o->put, o->ctx, err);
+    else if (!rc)
+        rc = write_stored(bytes, off, n, o, err);
     tdx_vec_free(&h);
     tdx_scratch_close(&data);
     return rc ? -1 : 0;

@@ -33,10 +33,6 @@ int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, size
 
 /* What only adding strings and stacks needs. */
 static void free_lookup(tdx_tables *t) {
-    if (t->str_map.beside) {
-        t->str_spills = t->str_map.spills;
-        t->str_reads = t->str_map.run_reads;
-    }
     tdx_strmap_free(&t->str_map);
     tdx_hmap_free(&t->frame_ids);
     tdx_hmap_free(&t->stack_ids);

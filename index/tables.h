@@ -26,7 +26,6 @@ typedef struct tdx_tables {
      * back (~0.7 M lookups of earlier strings on a 64 MiB trace); distinct strings agreeing on
      * 96 bits are not a practical concern (~1e-15 at 24 M strings, a GiB of log messages). */
     tdx_strmap str_map;
-    uint64_t str_spills, str_reads; /* the lookup's, kept when it is freed */
     tdx_err err; /* why tdx_tables_string failed (other calls fail only for memory) */
     /* frames */
     TDX_VEC(tdx_gframe) frames;

@@ -722,14 +722,9 @@ static int write_sections(tdx_iwriter *w, sectab *st) {
     int rc = 0;
     uint8_t x[8];
     /* EVENTS (already written) */
-    uint8_t rec[TDX_IDX_SECTION_SIZE];
-    tdx_le32(rec, TDX_SEC_EVENTS);
-    tdx_le32(rec + 4, TDX_SECF_BLOCKED);
-    tdx_le64(rec + 8, w->events_off);
-    tdx_le64(rec + 16, w->events_end - w->events_off);
-    tdx_le64(rec + 24, 0);
-    if (tdx_buf_append(&st->tab, rec, sizeof rec)) return FAIL_OOM(w);
-    st->count++;
+    if (put_record(w, st, TDX_SEC_EVENTS, TDX_SECF_BLOCKED, w->events_off,
+                   w->events_end - w->events_off, 0))
+        return -1;
     /* META */
     uint8_t meta[M_COUNT_ * 8] = {0};
     uint64_t mv[M_COUNT_] = {0};
@@ -808,8 +803,8 @@ void tdx_iwriter_string_stats(const tdx_iwriter *w, uint64_t *strings, uint64_t 
                               uint64_t *reads) {
     const tdx_tables *t = &w->tab;
     *strings = tdx_tables_nstrings(t);
-    *spills = t->str_map.beside ? t->str_map.spills : t->str_spills;
-    *reads = t->str_map.beside ? t->str_map.run_reads : t->str_reads;
+    *spills = t->str_map.spills;
+    *reads = t->str_map.run_reads;
 }
 
 int tdx_iwriter_section(tdx_iwriter *w, uint32_t kind, const void *p, size_t n, tdx_err *err) {
@@ -859,18 +854,11 @@ int tdx_iwriter_stream_end(tdx_iwriter *w, tdx_err *err) {
         return -1;
     }
     w->streaming = false;
-    uint8_t rec[TDX_IDX_SECTION_SIZE];
-    tdx_le32(rec, w->stream_kind);
-    tdx_le32(rec + 4, TDX_SECF_BLOCKED);
-    tdx_le64(rec + 8, w->stream_off);
-    tdx_le64(rec + 16, w->f.written - w->stream_off);
-    tdx_le64(rec + 24, 0);
-    if (tdx_buf_append(&w->st.tab, rec, sizeof rec)) {
-        FAIL_OOM(w);
+    if (put_record(w, &w->st, w->stream_kind, TDX_SECF_BLOCKED, w->stream_off,
+                   w->f.written - w->stream_off, 0)) {
         *err = w->err;
         return -1;
     }
-    w->st.count++;
     return 0;
 }
 

@@ -19,7 +19,7 @@ tdx_iwriter *tdx_iwriter_new(const char *out_path, int version, const uint8_t *t
                              size_t trace_size, size_t string_budget, tdx_err *err);
 
 /* Distinct strings, and how often their lookup spilled to its scratch file and read a block back
- * from there (strmap.h). */
+ * from there (strmap.h); the lookup's figures only until the views' phase frees it. */
 void tdx_iwriter_string_stats(const tdx_iwriter *w, uint64_t *strings, uint64_t *spills,
                               uint64_t *reads);
 
