@@ -7,7 +7,7 @@
 #include <string.h>
 
 #define TDX_IDX_MAGIC "TRACEIDX"
-#define TDX_IDX_VERSION 9
+#define TDX_IDX_VERSION 10
 #define TDX_IDX_HEADER_SIZE 128
 #define TDX_IDX_SECTION_SIZE 32
 

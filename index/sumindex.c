@@ -6,7 +6,7 @@
  * directory (checking each entry it reads), checks the one block it lands on and decodes records
  * from the block's start, so a query reads O(log n + answer) bytes and hashes only what it
  * decodes. Values inside a block are delta-coded against the previous record; nothing crosses a
- * block boundary.
+ * block boundary, but a large task's TASKX comes as several records (pieces) that may.
  *
  * Three dictionaries ("shapes") hold the few distinct (entry function, PC) pairs of goroutines and
  * (type, start stack, end stack) triples of tasks and regions, in order of first use; records
@@ -31,10 +31,11 @@
 #include "index/scratch.h"
 #include "index/viewgen_ser.h"
 
-#define SUM_MAGIC "TDXSUMB2"
+#define SUM_MAGIC "TDXSUMB3"
 #define BLOCK_RECS 256
 #define BLOCK_BYTES 16384
-#define GREF_MAX 15 /* region goroutines coded as an index into the task's first 15 */
+#define GREF_MAX 15      /* region goroutines coded as an index into the task's first 15 */
+#define PIECE_ITEMS 1024 /* goroutines and regions in a TASKX record (write_taskx) */
 
 enum { T_GOROUTINES, T_EDGES, T_TASKS, T_TASKX, T_GSHAPES, T_TSHAPES, T_RSHAPES, T_COUNT };
 
@@ -66,6 +67,12 @@ enum {
     F_COUNT
 };
 /* clang-format on */
+
+/* TASKX may hold several records of one task (pieces of a large task's record): its key gaps are
+ * key - previous key, the others' key - previous key - 1. */
+static bool repeats(int t) {
+    return t == T_TASKX;
+}
 
 static bool dense(int t) {
     return t >= T_GSHAPES;
@@ -166,7 +173,7 @@ static bool tw_record(tabw *w, uint64_t key) {
         w->key = key;
         w->raw = 0;
     } else if (!dense(w->t)) {
-        tw_u(w, F_KEY, key - w->prev - 1);
+        tw_u(w, F_KEY, key - w->prev - !repeats(w->t));
     }
     w->prev = key;
     w->nin++;
@@ -249,7 +256,9 @@ typedef struct sumw {
     shapeset gsh, tsh, rsh; /* filled by the coder (shape_map); read after tdx_bcoder_sync */
     tdx_bcoder *bc;
     tdx_sumfold f;
-    tdx_xrec at; /* attach records: the one looked at next */
+    TDX_VEC(tdx_sumregion) rbuf; /* the regions of the TASKX piece being written */
+    int64_t gbuf[PIECE_ITEMS];   /* and its goroutines */
+    tdx_xrec at;                 /* attach records: the one looked at next */
     int athave;
     TDX_VEC(uint64_t) ops;
     tdx_err *err;
@@ -373,39 +382,51 @@ static void write_task(sumw *w, tabw *tw, const tdx_sumfold *t, int64_t *pt, int
     }
 }
 
-/* TASKX, by id, only tasks with logs, goroutines or regions: granule 64 (of every time delta
- * in the record, 0 or 1); nlogs, [first log time (to the task's start, else t0) and goroutine (to
- * the start's, else 0)]; goroutines (count, deltas from that goroutine); regions (count; each:
- * start | end << 1 | end g differs << 2, goroutine ref, shape, [start time], [end time],
- * [goroutine], [end goroutine - start goroutine]). Region times are deltas to the previous
- * region's (first: the task's start, else t0), an end to its own start when present; the
- * goroutine ref is 1 + its index in the task's first GREF_MAX goroutines, or 0 for a delta to the
- * previous region's. xw NULL: only whether every time delta is a multiple of gran. */
+/* TASKX, by id, only tasks with logs, goroutines or regions, in pieces of at most PIECE_ITEMS
+ * goroutines and regions each (goroutines first, logs in the first): a piece is a record of its
+ * own, so neither the writer nor the block coder holds a large task (the background task of a
+ * long trace holds every region outside a task) and a reader's blocks stay small. A piece: granule
+ * 64 (of every time delta in it, 0 or 1); nlogs, [first log time (to the task's start, else t0)
+ * and goroutine (to the start's, else 0)]; goroutines (count, deltas from that goroutine);
+ * regions (count; each: start | end << 1 | end g differs << 2, goroutine ref, shape, [start
+ * time], [end time], [goroutine], [end goroutine - start goroutine]). Region times are deltas to
+ * the previous region's (first: the task's start, else t0), an end to its own start when present;
+ * the goroutine ref is 1 + its index in the task's first GREF_MAX goroutines, or 0 for a delta to
+ * the previous region's. xw NULL: only whether every time delta is a multiple of gran. */
+typedef struct piece {
+    bool logs;
+    const int64_t *g;
+    size_t ng;
+    const tdx_sumregion *r;
+    size_t nr;
+} piece;
+
 static bool put_time(tabw *xw, int f, int64_t d, int64_t gran) {
     if (xw) tw_i(xw, f, d / gran);
     return d % gran == 0;
 }
 
-static bool write_taskx(sumw *w, tabw *xw, const tdx_sumfold *t, int64_t gran) {
+static bool write_piece(sumw *w, tabw *xw, const tdx_sumfold *t, const piece *pc, int64_t gran) {
     int64_t bt = t->start.present ? t->start.time : w->s->t0,
             bg = t->start.present ? t->start.g : 0;
     bool exact = true;
+    uint64_t nlogs = pc->logs ? t->nlogs : 0;
     if (xw) tw_u(xw, F_X_GRAN, gran > 1);
-    if (xw) tw_u(xw, F_X_NLOGS, t->nlogs);
-    if (t->nlogs) {
+    if (xw) tw_u(xw, F_X_NLOGS, nlogs);
+    if (nlogs) {
         exact &= put_time(xw, F_X_LOGT, tdx_wsub(t->first_log.time, bt), gran);
         if (xw) tw_i(xw, F_X_LOGG, tdx_wsub(t->first_log.g, bg));
     }
-    if (xw) tw_u(xw, F_X_NG, t->goroutines.n);
+    if (xw) tw_u(xw, F_X_NG, pc->ng);
     int64_t prev = bg;
-    for (size_t k = 0; k < t->goroutines.n && xw; k++) {
-        tw_i(xw, F_X_G, tdx_wsub(t->goroutines.v[k], prev));
-        prev = t->goroutines.v[k];
+    for (size_t k = 0; k < pc->ng && xw; k++) {
+        tw_i(xw, F_X_G, tdx_wsub(pc->g[k], prev));
+        prev = pc->g[k];
     }
-    if (xw) tw_u(xw, F_X_NR, t->regions.n);
+    if (xw) tw_u(xw, F_X_NR, pc->nr);
     int64_t pt = bt, pg = bg;
-    for (size_t k = 0; k < t->regions.n; k++) {
-        const tdx_sumregion *r = &t->regions.v[k];
+    for (size_t k = 0; k < pc->nr; k++) {
+        const tdx_sumregion *r = &pc->r[k];
         bool sp = r->start.present, ep = r->end.present, gd = sp && ep && r->end.g != r->start.g;
         int64_t g = sp ? r->start.g : r->end.g;
         uint64_t ref = 0;
@@ -432,6 +453,34 @@ static bool write_taskx(sumw *w, tabw *xw, const tdx_sumfold *t, int64_t gran) {
     return exact;
 }
 
+/* Task t's TASKX pieces: its goroutines from the fold, its regions read one at a time. */
+static int write_taskx(sumw *w, const tdx_sumfold *t) {
+    tabw *xw = &w->t[T_TASKX];
+    uint64_t gi = 0, ng = tdx_sumfold_ngoroutines(t);
+    for (bool first = true;; first = false) {
+        piece pc = {first && t->nlogs, w->gbuf, 0, NULL, 0};
+        pc.ng = ng - gi < PIECE_ITEMS ? (size_t)(ng - gi) : PIECE_ITEMS;
+        if (tdx_sumfold_goroutines(t, gi, w->gbuf, pc.ng, w->err)) return -3;
+        w->rbuf.n = 0;
+        while (pc.ng + w->rbuf.n < PIECE_ITEMS) {
+            tdx_sumregion r;
+            int k = tdx_sumspill_next_region(w->sp, t->id, &r, w->err);
+            if (k < 0) return k == -2 ? -2 : -3;
+            if (!k) break;
+            if (tdx_vec_push(&w->rbuf, r)) return -1;
+            tick(w);
+        }
+        pc.r = w->rbuf.v;
+        pc.nr = w->rbuf.n;
+        if (!pc.logs && !pc.ng && !pc.nr) return 0;
+        int64_t gran = write_piece(w, NULL, t, &pc, GRAN) ? GRAN : 1;
+        tw_record(xw, t->id);
+        write_piece(w, xw, t, &pc, gran);
+        gi += pc.ng;
+        if (pc.ng + pc.nr < PIECE_ITEMS) return 0;
+    }
+}
+
 /* The children attached to task id (attach records are by parent, then attaching event). */
 static int take_children(sumw *w, tdx_sumfold *f) {
     for (;;) {
@@ -448,7 +497,7 @@ static int take_children(sumw *w, tdx_sumfold *f) {
 }
 
 static int write_tasks(sumw *w) {
-    tabw *tw = &w->t[T_TASKS], *xw = &w->t[T_TASKX];
+    tabw *tw = &w->t[T_TASKS];
     if (tdx_xsort_rewind(w->sp->attach, w->err)) return -3;
     int64_t pt = 0, pg = 0;
     tdx_sumfold *t = &w->f;
@@ -458,13 +507,12 @@ static int write_tasks(sumw *w) {
         if ((rc = take_children(w, t))) break;
         if (tw_record(tw, t->id)) pt = w->s->t0, pg = 0;
         write_task(w, tw, t, &pt, &pg);
-        if (!t->nlogs && !t->goroutines.n && !t->regions.n) continue;
-        int64_t gran = write_taskx(w, NULL, t, GRAN) ? GRAN : 1;
-        tw_record(xw, t->id);
-        write_taskx(w, xw, t, gran);
+        rc = write_taskx(w, t);
     }
     if (rc) return rc;
     if (k < 0) return -3;
+    tdx_sumregion r; /* a region whose task has no record */
+    if ((k = tdx_sumspill_next_region(w->sp, UINT64_MAX, &r, w->err))) return k == -1 ? -3 : -2;
     if (!w->athave && tdx_xsort_next(w->sp->attach, &w->at, w->err) == 1) return -2;
     return w->athave == 1 ? -2 : 0;
 }
@@ -480,6 +528,7 @@ static void sumw_free(sumw *w) {
     shapes_free(&w->tsh);
     shapes_free(&w->rsh);
     tdx_sumfold_free(&w->f);
+    tdx_vec_free(&w->rbuf);
     tdx_vec_free(&w->ops);
 }
 
@@ -532,7 +581,7 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
     w.err = err;
     w.progress = progress;
     w.progress_ctx = progress_ctx;
-    w.total = tdx_xsort_count(sp->g) + tdx_xsort_count(sp->t);
+    w.total = tdx_xsort_count(sp->g) + tdx_xsort_count(sp->t) + tdx_xsort_count(sp->r);
     w.read0 = sp->nread;
     tdx_buf *out[T_COUNT];
     for (int i = 0; i < T_COUNT; i++) {
@@ -715,6 +764,7 @@ typedef struct cur {
     uint64_t key;
     uint64_t left; /* records not started */
     uint64_t ntok; /* values not read */
+    uint64_t gap1; /* added to every key gap: 1, or 0 where a key repeats */
     bool started, dense, bad;
 } cur;
 
@@ -726,6 +776,7 @@ static int cur_open(rd *r, int ti, uint64_t k, cur *c) {
     c->key = c->left = c->ntok = 0;
     c->started = c->bad = false;
     c->dense = dense(ti);
+    c->gap1 = !repeats(ti);
     if (block(r, ti, k, &p, &len, &c->key)) return -1;
     tdx_deser h = {p, p + len, 0};
     c->at = p;
@@ -772,7 +823,7 @@ static uint32_t cu32(cur *c, int f, uint64_t lim) {
 /* Steps to the next record (false at the block's end). */
 static bool cur_next(cur *c) {
     if (c->bad || c->left == 0) return false;
-    if (c->started) c->key += c->dense ? 1 : cu(c, F_KEY) + 1;
+    if (c->started) c->key += c->dense ? 1 : cu(c, F_KEY) + c->gap1;
     c->started = true;
     c->left--;
     return !c->bad;
@@ -803,6 +854,39 @@ static int find(rd *r, int ti, uint64_t want, rec_fn skip, rec_fn take, void *ct
     }
     if (!rc && c.bad) rc = corrupt(r, c.at);
     cur_close(&c);
+    return rc;
+}
+
+/* Every record with key `want` of TASKX, where a key repeats and its records may run on into
+ * later blocks: from the last block that starts before `want` (or the first), `skip` the records
+ * before them, `take` each of them. */
+static int find_all(rd *r, int ti, uint64_t want, rec_fn skip, rec_fn take, void *ctx) {
+    tab *t = &r->t[ti];
+    uint64_t lo = 0, hi = t->nblocks;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        const uint8_t *e = t->dir + mid * DE_SIZE;
+        if (tdx_rd32(e + DE_CHECK) != entry_check(ti, mid, e)) return corrupt(r, e);
+        if (tdx_rd64(e + DE_KEY) < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int rc = 0;
+    bool past = false;
+    for (uint64_t k = lo ? lo - 1 : 0; k < t->nblocks && !past && !rc; k++) {
+        const uint8_t *e = t->dir + k * DE_SIZE;
+        if (tdx_rd32(e + DE_CHECK) != entry_check(ti, k, e)) return corrupt(r, e);
+        if (tdx_rd64(e + DE_KEY) > want) break;
+        cur c;
+        rc = cur_open(r, ti, k, &c);
+        while (!rc && cur_next(&c)) {
+            if ((past = c.key > want)) break;
+            rc = (c.key == want ? take : skip)(r, &c, ctx);
+        }
+        if (!rc && c.bad) rc = corrupt(r, c.at);
+        cur_close(&c);
+    }
     return rc;
 }
 
@@ -1046,9 +1130,9 @@ static int dec_taskx(rd *r, cur *c, tdx_summary *s, uint32_t ti) {
         lt = ci(c, F_X_LOGT);
         lg = ci(c, F_X_LOGG);
     }
-    if (t) {
-        t->nlogs = nlogs;
-        if (nlogs) {
+    if (t) { /* a piece after the first has none */
+        t->nlogs += nlogs;
+        if (nlogs && !t->first_log.present) {
             t->first_log.time = tdx_wadd(bt, ungran(lt, gran));
             t->first_log.g = tdx_wadd(bg, lg);
             t->first_log.present = true;
@@ -1156,8 +1240,7 @@ static int load_tasks(rd *r, tdx_summary *s, uint64_t id, bool extras) {
     }
     for (size_t i = 0; i < nloaded && extras; i++) {
         xctx x = {s, (uint32_t)i};
-        bool found;
-        if (find(r, T_TASKX, s->tasks.v[i].id, skip_taskx, take_taskx, &x, &found)) goto out;
+        if (find_all(r, T_TASKX, s->tasks.v[i].id, skip_taskx, take_taskx, &x)) goto out;
     }
     rc = 0;
 out:
@@ -1206,10 +1289,20 @@ int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewq
 
 /* ---- verification ---- */
 
+/* A task's pieces are checked together (a region's goroutine ref may name a goroutine of an
+ * earlier piece), holding no more of them than the refs can name. */
 static int verify_taskx(rd *r, cur *c, tdx_summary *s) {
-    if (new_task(r, s, c->key)) return -1;
+    if (!s->tasks.n || s->tasks.v[s->tasks.n - 1].id != c->key) {
+        tdx_summary_free(s);
+        tdx_summary_init(s, s->store);
+        if (new_task(r, s, c->key)) return -1;
+    }
     xctx x = {s, (uint32_t)(s->tasks.n - 1)};
-    return take_taskx(r, c, &x);
+    int rc = take_taskx(r, c, &x);
+    tdx_sumtask *t = &s->tasks.v[x.ti];
+    if (t->goroutines.n > GREF_MAX) t->goroutines.n = GREF_MAX;
+    t->regions.n = s->regions.n = 0;
+    return rc;
 }
 
 static int verify_record(rd *r, int ti, cur *c, grec *g, trec *t, tdx_summary *scratch) {
@@ -1231,6 +1324,11 @@ static int verify_record(rd *r, int ti, cur *c, grec *g, trec *t, tdx_summary *s
     }
 }
 
+/* Whether `key` may not follow `last` in table ti. */
+static bool before(int ti, uint64_t key, uint64_t last) {
+    return repeats(ti) ? key < last : key <= last;
+}
+
 static int verify_table(rd *r, int ti, tdx_summary *scratch) {
     tab *t = &r->t[ti];
     uint64_t nrec = 0, last = 0;
@@ -1244,12 +1342,12 @@ static int verify_table(rd *r, int ti, tdx_summary *scratch) {
         }
         cur c;
         int rc = cur_open(r, ti, k, &c);
-        if (!rc && k && c.key <= last) rc = corrupt(r, t->dir + k * DE_SIZE);
+        if (!rc && k && before(ti, c.key, last)) rc = corrupt(r, t->dir + k * DE_SIZE);
         grec g = {.prev = r->t0};
         trec tr = {.pt = r->t0};
         uint64_t inblock = 0;
         while (!rc && cur_next(&c)) {
-            if (inblock && c.key <= last) c.bad = true;
+            if (inblock && before(ti, c.key, last)) c.bad = true;
             if (c.bad) break;
             if ((rc = verify_record(r, ti, &c, &g, &tr, scratch))) break;
             nrec++;
@@ -1259,6 +1357,7 @@ static int verify_table(rd *r, int ti, tdx_summary *scratch) {
         if (!rc && !cur_done(&c)) rc = corrupt(r, c.at);
         cur_close(&c);
         if (rc) return rc;
+        if (repeats(ti)) continue; /* verify_taskx frees a task's once it has them all */
         tdx_summary_free(scratch);
         tdx_summary_init(scratch, scratch->store);
     }

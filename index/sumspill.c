@@ -2,11 +2,13 @@
  *
  * What stays in memory after a compaction is what later events can still change: goroutines that
  * have not ended and the regions open on them (with an otherwise empty part for each such
- * region's task, so the region is spilled with its task when it closes). A task never settles (a
+ * region's task, so the task has a part when the region is spilled). A task never settles (a
  * region or log may name it at any time), so each compaction spills every task's part so far;
  * the fold merges the parts in the order they were spilled, as one record over the whole trace
  * would have changed: the last begin or end sets the name, start and end, the first parent set
- * stays, logs add up, goroutines keep their first-seen order and regions their creation order. */
+ * stays, logs add up and goroutines keep their first-seen order. Regions have a sort of their
+ * own, by task and creation, so that a task's are read back in order one at a time: the
+ * background task of a long trace holds every region outside a task (1.6 M at 4 GiB). */
 #include "sumspill.h"
 
 #include <stdlib.h>
@@ -18,13 +20,15 @@ enum { P_START = 1, P_END = 2, P_PARENT = 4 };
 
 int tdx_sumspill_init(tdx_sumspill *sp, const char *beside, size_t budget) {
     memset(sp, 0, sizeof *sp);
+    sp->beside = beside;
     size_t b = beside ? budget : SIZE_MAX;
     sp->g = tdx_xsort_new(beside, b);
     sp->e = tdx_xsort_new(beside, b);
     sp->t = tdx_xsort_new(beside, b);
+    sp->r = tdx_xsort_new(beside, b);
     sp->named = tdx_xsort_new(beside, b);
     sp->attach = tdx_xsort_new(beside, b);
-    if (sp->g && sp->e && sp->t && sp->named && sp->attach) return 0;
+    if (sp->g && sp->e && sp->t && sp->r && sp->named && sp->attach) return 0;
     tdx_sumspill_free(sp);
     return -1;
 }
@@ -33,14 +37,21 @@ void tdx_sumspill_free(tdx_sumspill *sp) {
     tdx_xsort_free(sp->g);
     tdx_xsort_free(sp->e);
     tdx_xsort_free(sp->t);
+    tdx_xsort_free(sp->r);
     tdx_xsort_free(sp->named);
     tdx_xsort_free(sp->attach);
     memset(sp, 0, sizeof *sp);
 }
 
+static void more_close(tdx_sumfold *f) {
+    if (f->more_on) tdx_scratch_close(&f->more);
+    f->more_on = false;
+    f->nmore = 0;
+}
+
 void tdx_sumfold_free(tdx_sumfold *f) {
+    more_close(f);
     tdx_vec_free(&f->goroutines);
-    tdx_vec_free(&f->regions);
     tdx_vec_free(&f->children);
     tdx_idset_free(&f->seen);
     f->seen_on = false;
@@ -56,17 +67,9 @@ static int put_ev(tdx_buf *b, const tdx_sumev *e) {
     return tdx_ser_i(b, e->time) | tdx_ser_i(b, e->g) | tdx_buf_uvarint(b, e->stack);
 }
 
-static int put_region(tdx_buf *b, const tdx_sumregion *r) {
-    int rc = tdx_buf_uvarint(b, r->seq) | tdx_buf_uvarint(b, r->name) |
-             tdx_buf_uvarint(b, (uint64_t)r->start.present | (uint64_t)r->end.present << 1);
-    if (r->start.present) rc |= put_ev(b, &r->start);
-    if (r->end.present) rc |= put_ev(b, &r->end);
-    return rc;
-}
-
 /* A task's part: flags, name, [start], [end], [parent id, event], nlogs, [first log],
- * goroutines, the regions that are not open (open NULL: all). */
-static int put_task(tdx_buf *b, const tdx_summary *s, const tdx_sumtask *t, const uint8_t *open) {
+ * goroutines. Its regions go to the regions' sort, each once it has closed. */
+static int put_task(tdx_buf *b, const tdx_summary *s, const tdx_sumtask *t) {
     bool par = t->parent != TDX_SUM_NONE;
     int rc = tdx_buf_uvarint(b, (uint64_t)t->start.present * P_START |
                                     (uint64_t)t->end.present * P_END | (uint64_t)par * P_PARENT) |
@@ -78,12 +81,25 @@ static int put_task(tdx_buf *b, const tdx_summary *s, const tdx_sumtask *t, cons
     if (t->nlogs) rc |= put_ev(b, &t->first_log);
     rc |= tdx_buf_uvarint(b, t->goroutines.n);
     for (size_t k = 0; k < t->goroutines.n; k++) rc |= tdx_ser_i(b, t->goroutines.v[k]);
-    size_t n = 0;
-    for (size_t k = 0; k < t->regions.n; k++) n += !(open && open[t->regions.v[k]]);
-    rc |= tdx_buf_uvarint(b, n);
-    for (size_t k = 0; k < t->regions.n; k++)
-        if (!(open && open[t->regions.v[k]])) rc |= put_region(b, &s->regions.v[t->regions.v[k]]);
     return rc ? -1 : 0;
+}
+
+/* The regions of task t that are not open (open NULL: all), keyed (task id, seq): read back
+ * by task in creation order, however they closed. */
+static int put_regions(tdx_sumspill *sp, const tdx_summary *s, const tdx_sumtask *t,
+                       const uint8_t *open, tdx_buf *b, tdx_err *err) {
+    for (size_t k = 0; k < t->regions.n; k++) {
+        if (open && open[t->regions.v[k]]) continue;
+        const tdx_sumregion *r = &s->regions.v[t->regions.v[k]];
+        b->n = 0;
+        if (tdx_buf_uvarint(b, r->name) |
+            tdx_buf_uvarint(b, (uint64_t)r->start.present | (uint64_t)r->end.present << 1) |
+            (r->start.present ? put_ev(b, &r->start) : 0) |
+            (r->end.present ? put_ev(b, &r->end) : 0))
+            return nomem(err);
+        if (tdx_xsort_add(sp->r, t->id, r->seq, b->v, b->n, err)) return -1;
+    }
+    return 0;
 }
 
 static void pairmap_clear(tdx_pairmap *m) {
@@ -120,8 +136,8 @@ static int emit(tdx_sumspill *sp, const tdx_summary *s, const uint8_t *open, tdx
     for (size_t i = 0; i < s->tasks.n && !rc; i++) {
         const tdx_sumtask *t = &s->tasks.v[i];
         b.n = 0;
-        rc = put_task(&b, s, t, open) ? nomem(err)
-                                      : tdx_xsort_add(sp->t, t->id, when, b.v, b.n, err);
+        rc = put_task(&b, s, t) ? nomem(err) : tdx_xsort_add(sp->t, t->id, when, b.v, b.n, err);
+        if (!rc) rc = put_regions(sp, s, t, open, &b, err);
         if (!rc && t->parent != TDX_SUM_NONE) {
             uint8_t p[8];
             tdx_le64(p, s->tasks.v[t->parent].id);
@@ -197,9 +213,9 @@ fail:
 /* ---- reading back ---- */
 
 int tdx_sumspill_rewind(tdx_sumspill *sp, tdx_err *err) {
-    sp->ghave = sp->thave = 0;
+    sp->ghave = sp->thave = sp->rhave = 0;
     return tdx_xsort_rewind(sp->g, err) || tdx_xsort_rewind(sp->e, err) ||
-                   tdx_xsort_rewind(sp->t, err)
+                   tdx_xsort_rewind(sp->t, err) || tdx_xsort_rewind(sp->r, err)
                ? -1
                : 0;
 }
@@ -249,9 +265,10 @@ static void get_ev(tdx_deser *d, tdx_sumev *e) {
 
 /* Adds g to the task's goroutines unless there: a scan while they are few, a set of ids after
  * (a bitmap: the background task of the 4 GiB bench trace has 1.6 M goroutines, whose hash set
- * took 64 MiB). */
+ * took 64 MiB). Past TDX_SUMFOLD_GMEM they go to a scratch file, when there is a place for one.
+ * -1: out of memory, -3: the scratch file failed (reported). */
 #define SEEN_SCAN 32
-static int seen_add(tdx_sumfold *f, int64_t g) {
+static int seen_add(tdx_sumspill *sp, tdx_sumfold *f, int64_t g, tdx_err *err) {
     int added = 1;
     if (f->goroutines.n < SEEN_SCAN) {
         for (size_t i = 0; i < f->goroutines.n; i++)
@@ -264,10 +281,32 @@ static int seen_add(tdx_sumfold *f, int64_t g) {
         }
         if (tdx_idset_add(&f->seen, g, &added)) return -1;
     }
-    return added ? tdx_vec_push(&f->goroutines, g) : 0;
+    if (!added) return 0;
+    if (f->goroutines.n < TDX_SUMFOLD_GMEM || !sp->beside) return tdx_vec_push(&f->goroutines, g);
+    if (!f->more_on) {
+        if (tdx_scratch_open(&f->more, sp->beside, err)) return -3;
+        f->more_on = true;
+    }
+    uint8_t b[8];
+    tdx_le64(b, (uint64_t)g);
+    if (tdx_scratch_put(&f->more, b, sizeof b, err)) return -3;
+    f->nmore++;
+    return 0;
 }
 
-static int fold_part(tdx_sumfold *f, const tdx_xrec *r, bool first) {
+int tdx_sumfold_goroutines(const tdx_sumfold *f, uint64_t from, int64_t *out, size_t n,
+                           tdx_err *err) {
+    size_t inmem = f->goroutines.n;
+    for (; n && from < inmem; n--) *out++ = f->goroutines.v[from++];
+    if (!n) return 0;
+    if (tdx_scratch_read(&f->more, (from - inmem) * 8, out, n * 8, err)) return -1;
+    for (size_t i = 0; i < n; i++) out[i] = (int64_t)tdx_rd64((const uint8_t *)&out[i]);
+    return 0;
+}
+
+/* 0, -1 out of memory, -2 damaged, -3 reported. */
+static int fold_part(tdx_sumspill *sp, tdx_sumfold *f, const tdx_xrec *r, bool first,
+                     tdx_err *err) {
     tdx_deser d = {r->p, r->p + r->n, 0};
     uint64_t fl = tdx_deser_u(&d);
     uint32_t name = tdx_deser_u32(&d, UINT32_MAX);
@@ -291,46 +330,11 @@ static int fold_part(tdx_sumfold *f, const tdx_xrec *r, bool first) {
         f->nlogs += nlogs;
     }
     uint64_t ng = tdx_deser_u(&d);
-    for (uint64_t k = 0; k < ng && !d.bad; k++)
-        if (seen_add(f, tdx_deser_i(&d))) return -1;
-    uint64_t nr = tdx_deser_u(&d);
-    for (uint64_t k = 0; k < nr && !d.bad; k++) {
-        tdx_sumregion rg;
-        memset(&rg, 0, sizeof rg);
-        rg.task = f->id;
-        rg.seq = tdx_deser_u(&d);
-        rg.name = tdx_deser_u32(&d, UINT32_MAX);
-        uint64_t rf = tdx_deser_u(&d);
-        if (rf & 1) get_ev(&d, &rg.start);
-        if (rf & 2) get_ev(&d, &rg.end);
-        if (tdx_vec_push(&f->regions, rg)) return -1;
+    for (uint64_t k = 0; k < ng && !d.bad; k++) {
+        int rc = seen_add(sp, f, tdx_deser_i(&d), err);
+        if (rc) return rc;
     }
     return d.bad || d.p != d.end ? -2 : 0;
-}
-
-/* Sorts regions by seq (unique) in place: a heap sort, since glibc's qsort copies a large array
- * whole (the background task of a 4 GiB trace holds ~1.6 M regions, ~115 MB). */
-static void region_sift(tdx_sumregion *r, size_t i, size_t n) {
-    tdx_sumregion x = r[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && r[c + 1].seq > r[c].seq) c++;
-        if (r[c].seq <= x.seq) break;
-        r[i] = r[c];
-        i = c;
-    }
-    r[i] = x;
-}
-
-static void sort_regions(tdx_sumregion *r, size_t n) {
-    for (size_t i = n / 2; i-- > 0;) region_sift(r, i, n);
-    for (size_t end = n; end-- > 1;) {
-        tdx_sumregion t = r[0];
-        r[0] = r[end];
-        r[end] = t;
-        region_sift(r, 0, end);
-    }
 }
 
 int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err) {
@@ -344,22 +348,44 @@ int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err) {
     memset(&f->end, 0, sizeof f->end);
     memset(&f->first_log, 0, sizeof f->first_log);
     f->nlogs = 0;
-    if (f->seen_on) /* emptied id by id: clearing the whole bitmap per task would cost */
+    /* emptied id by id: clearing the whole bitmap per task would cost (but once a task had so
+     * many that some went to the file) */
+    if (f->seen_on && f->nmore)
+        tdx_idset_free(&f->seen);
+    else if (f->seen_on)
         for (size_t i = 0; i < f->goroutines.n; i++) tdx_idset_del(&f->seen, f->goroutines.v[i]);
     f->seen_on = false;
-    f->goroutines.n = f->regions.n = f->children.n = 0;
+    more_close(f);
+    f->goroutines.n = f->children.n = 0;
     bool first = true;
     while ((k = peek(sp->t, &sp->tcur, &sp->thave, err)) == 1 && sp->tcur.k1 == f->id) {
-        int rc = fold_part(f, &sp->tcur, first);
+        int rc = fold_part(sp, f, &sp->tcur, first, err);
         if (rc == -1) return nomem(err);
-        if (rc) return damaged(err);
+        if (rc == -2) return damaged(err);
+        if (rc) return -1;
         first = false;
         sp->thave = 0;
         sp->nread++;
     }
-    if (k < 0) return -1;
-    /* A region is spilled when it closes, so parts list them out of creation order. */
-    sort_regions(f->regions.v, f->regions.n);
+    if (k < 0 || (f->more_on && tdx_scratch_flush(&f->more, err))) return -1;
+    return 1;
+}
+
+int tdx_sumspill_next_region(tdx_sumspill *sp, uint64_t task, tdx_sumregion *r, tdx_err *err) {
+    int k = peek(sp->r, &sp->rcur, &sp->rhave, err);
+    if (k <= 0 || sp->rcur.k1 > task) return k < 0 ? -1 : 0;
+    if (sp->rcur.k1 < task) return -2;
+    tdx_deser d = {sp->rcur.p, sp->rcur.p + sp->rcur.n, 0};
+    memset(r, 0, sizeof *r);
+    r->task = task;
+    r->seq = sp->rcur.k2;
+    r->name = tdx_deser_u32(&d, UINT32_MAX);
+    uint64_t fl = tdx_deser_u(&d);
+    if (fl & 1) get_ev(&d, &r->start);
+    if (fl & 2) get_ev(&d, &r->end);
+    if (d.bad || d.p != d.end || fl > 3) return damaged(err);
+    sp->rhave = 0;
+    sp->nread++;
     return 1;
 }
 

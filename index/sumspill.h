@@ -12,18 +12,21 @@
 #include "core/idset.h"
 #include "core/mem.h"
 #include "index/extsort.h"
+#include "index/scratch.h"
 #include "index/summary.h"
 
 typedef struct tdx_sumspill {
     tdx_xsort *g; /* goroutine records, by (id, when spilled): the last one counts */
     tdx_xsort *e; /* unblock edges, by (operand, operator), repeats included */
     tdx_xsort *t; /* task parts, by (id, when spilled) */
+    tdx_xsort *r; /* regions, by (task id, seq): each once, when it has closed or at the end */
     /* (child, event that set its parent) -> parent, from every part that names one; and
      * (parent, that event) -> child, the first of each child's (tdx_sumspill_attach) */
     tdx_xsort *named, *attach;
-    tdx_xrec gcur, tcur; /* reading: the record looked at next */
-    int ghave, thave;    /* 0: none fetched, 1: *cur is it, 2: the end */
-    uint64_t nread;      /* goroutine records and task parts read back (progress) */
+    const char *beside;        /* where scratch files go (NULL: nowhere, all in memory) */
+    tdx_xrec gcur, tcur, rcur; /* reading: the record looked at next */
+    int ghave, thave, rhave;   /* 0: none fetched, 1: *cur is it, 2: the end */
+    uint64_t nread;            /* goroutine records, task parts and regions read back (progress) */
 } tdx_sumspill;
 
 /* The sorts keep up to `budget` bytes each in memory; their scratch files go beside `beside`
@@ -48,7 +51,8 @@ typedef struct tdx_sumgrec {
  * tdx_sumspill_rewind first (and again to read once more). */
 int tdx_sumspill_next_g(tdx_sumspill *sp, tdx_sumgrec *g, tdx_err *err);
 
-/* One task, all its parts folded as one summary over the whole trace would have it. */
+/* One task, all its parts folded as one summary over the whole trace would have it (but for its
+ * regions, read one at a time: tdx_sumspill_next_region). */
 typedef struct tdx_sumfold {
     uint64_t id;
     uint32_t name;
@@ -56,16 +60,32 @@ typedef struct tdx_sumfold {
     uint64_t parent, parent_ev; /* parent task id, and the event that set it */
     tdx_sumev start, end, first_log;
     uint64_t nlogs;
-    TDX_VEC(int64_t) goroutines;    /* first-seen order */
-    TDX_VEC(tdx_sumregion) regions; /* creation order */
-    TDX_VEC(uint64_t) children;     /* ids in the order attached (filled by the caller) */
-    tdx_idset seen;                 /* scratch: the goroutines, once they are many */
+    TDX_VEC(int64_t) goroutines; /* first-seen order: all, or the first TDX_SUMFOLD_GMEM */
+    uint64_t nmore;              /* and the rest, in `more` (8 bytes each) */
+    tdx_scratch more;            /* open while more_on */
+    bool more_on;
+    TDX_VEC(uint64_t) children; /* ids in the order attached (filled by the caller) */
+    tdx_idset seen;             /* scratch: the goroutines, once they are many */
     bool seen_on;
 } tdx_sumfold;
 
+/* The goroutines a fold holds in memory when its spill has a place for scratch files (the
+ * background task of a long trace has every goroutine that entered a region outside a task). */
+#define TDX_SUMFOLD_GMEM 65536
+
 void tdx_sumfold_free(tdx_sumfold *f);
+static inline uint64_t tdx_sumfold_ngoroutines(const tdx_sumfold *f) {
+    return f->goroutines.n + f->nmore;
+}
+/* Copies the task's goroutines [from, from + n) (first-seen order; within the count) to out. */
+int tdx_sumfold_goroutines(const tdx_sumfold *f, uint64_t from, int64_t *out, size_t n,
+                           tdx_err *err);
 /* The next task by id: 1, 0 at the end, -1 on error (a damaged part is an internal error). */
 int tdx_sumspill_next_task(tdx_sumspill *sp, tdx_sumfold *f, tdx_err *err);
+/* The next region of task `task` (tasks are read in ascending id, and each one's regions in
+ * creation order, so a large task never has to be held): 1, 0 when it has no more, -1 on error,
+ * -2 when a region of an earlier task was left unread. */
+int tdx_sumspill_next_region(tdx_sumspill *sp, uint64_t task, tdx_sumregion *r, tdx_err *err);
 
 /* Ends the input of every sort and restarts reading goroutines and tasks. */
 int tdx_sumspill_rewind(tdx_sumspill *sp, tdx_err *err);

@@ -1,5 +1,5 @@
-/* test_sumspill.c: index/sumspill.c folds a task's parts back into one, regions in creation
- * order however the parts listed them (a region is spilled when it closes). */
+/* test_sumspill.c: index/sumspill.c folds a task's parts back into one and reads its regions
+ * back in creation order, however they closed (a region is spilled when it closes). */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -46,15 +46,19 @@ static void fold_check(size_t nr, size_t open_every, size_t budget) {
         cr_assert_eq(tdx_sumspill_rewind(&sp, &err), 0, "%s", err.msg);
         cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 1, "%s", err.msg);
         cr_assert_eq(f.id, 42);
-        cr_assert_eq(f.regions.n, nr);
         for (size_t k = 0; k < nr; k++) {
-            const tdx_sumregion *r = &f.regions.v[k];
+            tdx_sumregion rg;
+            const tdx_sumregion *r = &rg;
+            cr_assert_eq(tdx_sumspill_next_region(&sp, 42, &rg, &err), 1, "region %zu missing", k);
+            cr_assert_eq(r->task, 42);
             cr_assert_eq(r->seq, 1000 + 3 * k, "region %zu: seq %llu", k,
                          (unsigned long long)r->seq);
             cr_assert_eq(r->start.stack, (uint32_t)k, "region %zu moved without its fields", k);
             cr_assert_eq(r->name, (uint32_t)(k % 5));
             cr_assert_eq(r->start.time, (int64_t)(10 * k));
         }
+        tdx_sumregion rg;
+        cr_assert_eq(tdx_sumspill_next_region(&sp, 42, &rg, &err), 0, "a region twice");
         cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 0);
     }
     tdx_sumfold_free(&f);
@@ -133,6 +137,95 @@ Test(sumspill, a_child_is_attached_once_to_its_first_parent) {
     }
     cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 0);
     tdx_sumfold_free(&f);
+    tdx_sumspill_free(&sp);
+    tdx_summary_free(&s);
+    tdx_vgstore_free(&store);
+}
+
+/* Adds goroutines [lo, hi) (step 1) to task id's current part. */
+static void add_gs(tdx_summary *s, uint64_t id, int64_t lo, int64_t hi) {
+    uint32_t ti = tdx_summary_task_add(s, id);
+    cr_assert_neq(ti, TDX_SUM_NONE);
+    for (int64_t g = lo; g < hi; g++) cr_assert_eq(tdx_vec_push(&s->tasks.v[ti].goroutines, g), 0);
+}
+
+/* A task with more goroutines than a fold keeps in memory (as the background task of a long
+ * trace has): with a place for scratch files the rest go to one, and either way they read back
+ * in first-seen order, each once; the next task starts with none seen. */
+static void many_goroutines(const char *beside) {
+    tdx_vgstore store;
+    cr_assert_eq(tdx_vgstore_init(&store), 0);
+    tdx_summary s;
+    cr_assert_eq(tdx_summary_init(&s, &store), 0);
+    const int64_t n = TDX_SUMFOLD_GMEM + 5000;
+    add_gs(&s, 42, 1000, 1000 + n / 2);
+    add_gs(&s, 43, 5, 9);
+    tdx_sumspill sp;
+    cr_assert_eq(tdx_sumspill_init(&sp, beside, 1 << 20), 0);
+    tdx_err err;
+    cr_assert_eq(tdx_sumspill_compact(&sp, &s, &err), 0, "%s", err.msg);
+    add_gs(&s, 42, 1000 + n / 4, 1000 + n); /* half of them seen before */
+    add_gs(&s, 43, 1000, 1010);             /* seen in task 42, new here */
+    cr_assert_eq(tdx_sumspill_put_all(&sp, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_sumspill_rewind(&sp, &err), 0, "%s", err.msg);
+    tdx_sumfold f;
+    memset(&f, 0, sizeof f);
+    cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 1, "%s", err.msg);
+    cr_assert_eq(f.id, 42);
+    cr_assert_eq(tdx_sumfold_ngoroutines(&f), (uint64_t)n);
+    cr_assert_eq(f.nmore, beside ? (uint64_t)(n - TDX_SUMFOLD_GMEM) : 0, "%llu in the file",
+                 (unsigned long long)f.nmore);
+    static int64_t got[TDX_SUMFOLD_GMEM + 5000];
+    for (int64_t at = 0; at < n; at += 777) { /* chunks that straddle memory and the file */
+        size_t k = (size_t)(n - at < 777 ? n - at : 777);
+        cr_assert_eq(tdx_sumfold_goroutines(&f, (uint64_t)at, got + at, k, &err), 0, "%s", err.msg);
+    }
+    for (int64_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], 1000 + i, "goroutine %lld: %lld", (long long)i, (long long)got[i]);
+    cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 1, "%s", err.msg);
+    cr_assert_eq(f.id, 43);
+    cr_assert_eq(tdx_sumfold_ngoroutines(&f), 14, "task 43: %llu goroutines",
+                 (unsigned long long)tdx_sumfold_ngoroutines(&f));
+    cr_assert_eq(f.nmore, 0);
+    cr_assert_eq(tdx_sumspill_next_task(&sp, &f, &err), 0);
+    tdx_sumfold_free(&f);
+    tdx_sumspill_free(&sp);
+    tdx_summary_free(&s);
+    tdx_vgstore_free(&store);
+}
+
+Test(sumspill, many_goroutines_go_to_a_file) {
+    many_goroutines("/tmp/sumspill-test.tidx");
+}
+
+Test(sumspill, many_goroutines_in_memory) {
+    many_goroutines(NULL);
+}
+
+/* Regions left unread for an earlier task are an inconsistency, not skipped. */
+Test(sumspill, a_region_left_behind_is_reported) {
+    tdx_vgstore store;
+    cr_assert_eq(tdx_vgstore_init(&store), 0);
+    tdx_summary s;
+    cr_assert_eq(tdx_summary_init(&s, &store), 0);
+    uint32_t ti = tdx_summary_task_add(&s, 3);
+    tdx_sumregion r;
+    memset(&r, 0, sizeof r);
+    r.task = 3;
+    r.seq = 1;
+    cr_assert_eq(tdx_vec_push(&s.regions, r), 0);
+    cr_assert_eq(tdx_vec_push(&s.tasks.v[ti].regions, 0), 0);
+    tdx_sumspill sp;
+    cr_assert_eq(tdx_sumspill_init(&sp, NULL, 0), 0);
+    tdx_err err;
+    cr_assert_eq(tdx_sumspill_put_all(&sp, &s, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_sumspill_rewind(&sp, &err), 0, "%s", err.msg);
+    tdx_sumregion got;
+    cr_assert_eq(tdx_sumspill_next_region(&sp, 2, &got, &err), 0, "task 2 has none");
+    cr_assert_eq(tdx_sumspill_next_region(&sp, 4, &got, &err), -2);
+    cr_assert_eq(tdx_sumspill_next_region(&sp, 3, &got, &err), 1);
+    cr_assert_eq(got.seq, 1);
+    cr_assert_eq(tdx_sumspill_next_region(&sp, 3, &got, &err), 0);
     tdx_sumspill_free(&sp);
     tdx_summary_free(&s);
     tdx_vgstore_free(&store);
