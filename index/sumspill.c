@@ -22,10 +22,11 @@ int tdx_sumspill_init(tdx_sumspill *sp, const char *beside, size_t budget) {
     memset(sp, 0, sizeof *sp);
     sp->beside = beside;
     size_t b = beside ? budget : SIZE_MAX;
+    /* task parts and their regions were one sort (and its budget) until regions had their own */
     sp->g = tdx_xsort_new(beside, b);
     sp->e = tdx_xsort_new(beside, b);
-    sp->t = tdx_xsort_new(beside, b);
-    sp->r = tdx_xsort_new(beside, b);
+    sp->t = tdx_xsort_new(beside, beside ? b / 2 : b);
+    sp->r = tdx_xsort_new(beside, beside ? b / 2 : b);
     sp->named = tdx_xsort_new(beside, b);
     sp->attach = tdx_xsort_new(beside, b);
     if (sp->g && sp->e && sp->t && sp->r && sp->named && sp->attach) return 0;

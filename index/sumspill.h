@@ -29,8 +29,9 @@ typedef struct tdx_sumspill {
     uint64_t nread;            /* goroutine records, task parts and regions read back (progress) */
 } tdx_sumspill;
 
-/* The sorts keep up to `budget` bytes each in memory; their scratch files go beside `beside`
- * (NULL: never spill, for in-memory use). Fails only on memory exhaustion. */
+/* The sorts keep up to `budget` bytes each in memory (task parts and regions half each); their
+ * scratch files go beside `beside` (NULL: never spill, for in-memory use). Fails only on memory
+ * exhaustion. */
 int tdx_sumspill_init(tdx_sumspill *sp, const char *beside, size_t budget);
 void tdx_sumspill_free(tdx_sumspill *sp);
 
