@@ -42,10 +42,11 @@
 #define NVIEWS 3
 #define NWORKERS 2
 
-typedef struct item_meta {
-    uint64_t interval;
-    int64_t mintime;
-} item_meta;
+/* A long item's interval and earliest time (u64, i64 LE): in a scratch file, since there is one
+ * per long item (1.9 M at 4 GiB); read back twice at the end, META_READ at a time. */
+#define META_SIZE 16
+#define META_FLUSH (64u << 10)
+#define META_READ 4096
 
 struct worker;
 
@@ -57,7 +58,8 @@ typedef struct vview {
     tdx_viewgen *vg;
     tdx_buf items;       /* the current interval's long items */
     uint64_t nitems_int; /* and their number */
-    TDX_VEC(item_meta) meta;
+    tdx_scratch meta;    /* every long item's META_SIZE record, in order (fd -1 until one) */
+    uint64_t nmeta;
     tdx_buf pend; /* the first half of an arrow or async slice */
     int64_t pend_ts;
     bool has_pend;
@@ -199,8 +201,16 @@ static const int64_t never_kept = 0;
 static int rec_item(vview *v, const tdx_vev *ev, int64_t mintime) {
     worker *w = v->w;
     if (mintime >= w->tk) return 0;
-    item_meta m = {w->k, mintime};
-    if (tdx_vec_push(&v->meta, m)) return -1;
+    uint8_t m[META_SIZE];
+    tdx_le64(m, w->k);
+    tdx_le64(m + 8, (uint64_t)mintime);
+    if ((v->meta.fd < 0 && tdx_scratch_open(&v->meta, tdx_iwriter_temp_path(w->sh->iw), &w->err)) ||
+        tdx_scratch_put(&v->meta, m, sizeof m, &w->err) ||
+        (v->meta.buf.n >= META_FLUSH && tdx_scratch_flush(&v->meta, &w->err))) {
+        w->failed = 1; /* reported */
+        return -1;
+    }
+    v->nmeta++;
     v->nitems_int++;
     if (v->has_pend) {
         v->has_pend = false;
@@ -329,7 +339,7 @@ static int checkpoint(worker *w, uint64_t idx, int64_t elapsed) {
         tdx_le64(v->cur + CK_EVENT, idx);
         tdx_le64(v->cur + CK_TIME, (uint64_t)elapsed);
         tdx_le64(v->cur + CK_NOPT, tdx_viewgen_counters_get(v->vg).optional);
-        tdx_le64(v->cur + CK_FIRST_ITEM, v->meta.n);
+        tdx_le64(v->cur + CK_FIRST_ITEM, v->nmeta);
         w->scratch.n = 0;
         if (tdx_viewgen_save_pruned(v->vg, &w->scratch, keep_goroutine, w, &w->ckenc))
             return oom(w);
@@ -473,18 +483,33 @@ static int cross_blobs(worker *w, vview *v) {
     }
     int rc = 0;
     for (size_t d = 0; d < nck; d++) T[d] = (int64_t)tdx_rd64(v->dir.v + d * CK_SIZE + CK_TIME);
-    for (size_t j = 0; j < v->meta.n && !rc; j++)
-        for (size_t d = first_after(T, nck, v->meta.v[j].mintime);
-             d <= v->meta.v[j].interval && d < nck; d++)
-            cnt[d]++;
-    for (size_t d = 0; d < nck && !rc; d++)
-        if (tdx_buf_uvarint(&lists[d], cnt[d])) rc = oom(w);
-    for (size_t j = 0; j < v->meta.n && !rc; j++)
-        for (size_t d = first_after(T, nck, v->meta.v[j].mintime);
-             d <= v->meta.v[j].interval && d < nck && !rc; d++) {
-            if (tdx_buf_uvarint(&lists[d], j - last[d])) rc = oom(w);
-            last[d] = j;
+    if (v->nmeta && tdx_scratch_flush(&v->meta, &w->err)) rc = scratch_failed(w);
+    /* pass 0 counts each list's items, pass 1 writes them */
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        for (size_t d = 0; d < nck && pass && !rc; d++)
+            if (tdx_buf_uvarint(&lists[d], cnt[d])) rc = oom(w);
+        uint8_t buf[META_READ * META_SIZE];
+        for (uint64_t j0 = 0; j0 < v->nmeta && !rc; j0 += META_READ) {
+            size_t n = v->nmeta - j0 < META_READ ? (size_t)(v->nmeta - j0) : META_READ;
+            if (tdx_scratch_read(&v->meta, j0 * META_SIZE, buf, n * META_SIZE, &w->err)) {
+                rc = scratch_failed(w);
+                break;
+            }
+            for (size_t i = 0; i < n && !rc; i++) {
+                uint64_t j = j0 + i, interval = tdx_rd64(buf + i * META_SIZE);
+                int64_t mintime = (int64_t)tdx_rd64(buf + i * META_SIZE + 8);
+                for (size_t d = first_after(T, nck, mintime); d <= interval && d < nck && !rc;
+                     d++) {
+                    if (!pass) {
+                        cnt[d]++;
+                        continue;
+                    }
+                    if (tdx_buf_uvarint(&lists[d], j - last[d])) rc = oom(w);
+                    last[d] = j;
+                }
+            }
         }
+    }
     for (size_t d = 0; d < nck && !rc; d++)
         rc = put_blob(w, lists[d].v, lists[d].n, v->dir.v + d * CK_SIZE + CK_CROSS);
     for (size_t d = 0; d < nck; d++) tdx_vec_free(&lists[d]);
@@ -503,7 +528,7 @@ static int finish_views(worker *w) {
         memset(h, 0, VH_SIZE);
         tdx_le64(h + VH_VIEW, (uint64_t)v->view);
         tdx_le64(h + VH_NCKPT, v->dir.n / CK_SIZE);
-        tdx_le64(h + VH_NITEMS, v->meta.n);
+        tdx_le64(h + VH_NITEMS, v->nmeta);
         w->scratch.n = 0;
         if (tdx_viewgen_save_final(v->vg, &w->scratch, keep_goroutine, w, &w->ckenc)) return oom(w);
         if (put_blob(w, w->scratch.v, w->scratch.n, h + VH_FINAL)) return -1;
@@ -712,7 +737,7 @@ static void views_free(worker *w) {
         v->vg = NULL;
         tdx_vgtree_free(&v->tree);
         tdx_vec_free(&v->items);
-        tdx_vec_free(&v->meta);
+        tdx_scratch_close(&v->meta);
         tdx_vec_free(&v->pend);
         tdx_vec_free(&v->dir);
         free(v->stop);
@@ -754,6 +779,7 @@ static int worker_init(worker *w, shared *sh, int index) {
     for (int i = 0; i < 2 && views[index][i] >= 0; i++) {
         vview *v = &w->v[w->nviews++];
         v->w = w;
+        v->meta.fd = -1;
         v->view = views[index][i];
         w->every = sh->every[v->view];
         tdx_vgtree_init(&v->tree, &sh->store);
@@ -881,7 +907,7 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
         int rc = tdx_iwriter_section(iw, TDX_SEC_VIEW_PROC + (uint32_t)i, d.v, d.n, err);
         tdx_vec_free(&d);
         if (rc) return -1;
-        st->items[i] = v->meta.n;
+        st->items[i] = v->nmeta;
     }
     worker *w0 = &ws[0];
     /* RANGES: u64 count, then per range: start, end, start time, end time, bytes (u64 each) and
@@ -1021,7 +1047,11 @@ int tdx_viewbuild(tdx_iwriter *iw, const tdx_viewbuild_opts *o, tdx_viewbuild_st
     sh.per_goroutine = !o->ckpt_events;
     sh.total = tdx_iwriter_nevents(iw);
     sh.view_events = o->view_events && o->view_events < sh.total ? o->view_events : sh.total;
-    sh.sort_budget = o->sort_budget ? o->sort_budget : TDX_SORT_BUDGET_DEFAULT;
+    uint64_t tsize = tdx_iwriter_trace_size(iw), sb = tsize / 256;
+    sb = sb < TDX_SORT_BUDGET_MIN   ? TDX_SORT_BUDGET_MIN
+         : sb > TDX_SORT_BUDGET_MAX ? TDX_SORT_BUDGET_MAX
+                                    : sb;
+    sh.sort_budget = o->sort_budget ? o->sort_budget : (size_t)sb;
     sh.str_budget = (int64_t)tdx_fvec_budget(tdx_iwriter_trace_size(iw));
     sh.tabs = tdx_iwriter_tables(iw);
     if (!sh.tabs) {

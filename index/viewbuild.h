@@ -17,14 +17,17 @@
 #define TDX_STOP_EVERY_MAX 512
 /* Memory of each external sort (5 of them): 4 MiB was as fast as 16 on the 256 MiB bench trace
  * (12.0 vs 12.2 s) and 22 MB lighter. */
-#define TDX_SORT_BUDGET_DEFAULT ((size_t)4 << 20)
+/* The default budget of each sort: a 256th of the trace, 1-4 MiB (a small trace's sorts filling
+ * their budgets took a 256 MiB trace past its memory target). */
+#define TDX_SORT_BUDGET_MIN ((size_t)1 << 20)
+#define TDX_SORT_BUDGET_MAX ((size_t)4 << 20)
 
 typedef struct tdx_viewbuild_opts {
     uint64_t ckpt_events; /* events between checkpoints, every view (0: the defaults above,
                              stretched to 4 events per goroutine that exists) */
     int jobs;             /* 1: one thread; more: the views are split over two threads */
     size_t sort_budget;   /* bytes each of the phase's external sorts keeps in memory
-                             (0: TDX_SORT_BUDGET_DEFAULT) */
+                             (0: the default above) */
     uint64_t view_events; /* events the views see (0: all): a damaged trace's up to its last
                              Sync, as cmd/trace shows them; the summary still sees every one */
     /* Progress, called every few blocks: events done and total. */
