@@ -33,5 +33,13 @@ int tdx_xsort_next(tdx_xsort *x, tdx_xrec *r, tdx_err *err);
 /* Records added, and runs spilled so far. */
 uint64_t tdx_xsort_count(const tdx_xsort *x);
 size_t tdx_xsort_runs(const tdx_xsort *x);
+/* The least a merge reads from a run at a time. */
+#define TDX_XSORT_READ_MIN 4096u
+
+/* Once reading: the runs the merge reads at once (0: none, the records were in memory), and in
+ * *passes (if not NULL) the passes that merged groups of runs first: with more runs than the
+ * budget holds reads of TDX_XSORT_READ_MIN for, consecutive groups are merged into longer runs
+ * until it does. */
+size_t tdx_xsort_merged(const tdx_xsort *x, size_t *passes);
 
 #endif

@@ -1,5 +1,6 @@
 /* test_extsort.c: index/extsort.c: random records sorted in memory and through many spilled runs
- * (a tiny budget), compared with a stable in-memory sort; reading twice gives the same stream. */
+ * (a tiny budget, so groups of runs are merged first), compared with a stable in-memory sort;
+ * reading twice gives the same stream. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -70,6 +71,14 @@ static void check_pattern(size_t n, size_t budget, uint64_t keys, size_t want_ru
     }
     cr_assert_eq(tdx_xsort_count(x), n);
     cr_assert_geq(tdx_xsort_runs(x), want_runs_min, "runs spilled: %zu", tdx_xsort_runs(x));
+    /* the merge reads at least TDX_XSORT_READ_MIN a run within the budget: more runs are
+     * merged first */
+    size_t passes, merged = tdx_xsort_merged(x, &passes);
+    size_t fan = budget / TDX_XSORT_READ_MIN < 2 ? 2 : budget / TDX_XSORT_READ_MIN;
+    if (tdx_xsort_runs(x) > 1)
+        cr_assert(merged >= 1 && merged <= fan, "%zu runs merged at once, at most %zu", merged,
+                  fan);
+    if (tdx_xsort_runs(x) > fan) cr_assert_geq(passes, 1);
     tdx_xsort_free(x);
     free(r);
 }
