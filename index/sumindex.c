@@ -738,20 +738,24 @@ static int block(rd *r, int ti, uint64_t k, const uint8_t **p, size_t *len, uint
     return 0;
 }
 
-/* The block of keyed table ti that would hold `want` (*k = nblocks when none can). */
+/* The block of keyed table ti where the records with key `want` start (*k = nblocks when none
+ * can): the last whose first key is <= want; where keys repeat (TASKX) and a key's records may
+ * run on from an earlier block, the last whose first key is < want, or the first. */
 static int seek(rd *r, int ti, uint64_t want, uint64_t *k) {
     tab *t = &r->t[ti];
+    bool rep = repeats(ti);
     uint64_t lo = 0, hi = t->nblocks;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         const uint8_t *e = t->dir + mid * DE_SIZE;
         if (tdx_rd32(e + DE_CHECK) != entry_check(ti, mid, e)) return corrupt(r, e);
-        if (tdx_rd64(e + DE_KEY) <= want)
+        uint64_t key = tdx_rd64(e + DE_KEY);
+        if (key < want || (!rep && key == want))
             lo = mid + 1;
         else
             hi = mid;
     }
-    *k = lo ? lo - 1 : t->nblocks;
+    *k = lo ? lo - 1 : rep ? 0 : t->nblocks;
     return 0;
 }
 
@@ -858,23 +862,14 @@ static int find(rd *r, int ti, uint64_t want, rec_fn skip, rec_fn take, void *ct
 }
 
 /* Every record with key `want` of TASKX, where a key repeats and its records may run on into
- * later blocks: from the last block that starts before `want` (or the first), `skip` the records
- * before them, `take` each of them. */
+ * later blocks: from where seek starts, `skip` the records before them, `take` each of them. */
 static int find_all(rd *r, int ti, uint64_t want, rec_fn skip, rec_fn take, void *ctx) {
     tab *t = &r->t[ti];
-    uint64_t lo = 0, hi = t->nblocks;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        const uint8_t *e = t->dir + mid * DE_SIZE;
-        if (tdx_rd32(e + DE_CHECK) != entry_check(ti, mid, e)) return corrupt(r, e);
-        if (tdx_rd64(e + DE_KEY) < want)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint64_t k0 = 0;
+    if (seek(r, ti, want, &k0)) return -1;
     int rc = 0;
     bool past = false;
-    for (uint64_t k = lo ? lo - 1 : 0; k < t->nblocks && !past && !rc; k++) {
+    for (uint64_t k = k0; k < t->nblocks && !past && !rc; k++) {
         const uint8_t *e = t->dir + k * DE_SIZE;
         if (tdx_rd32(e + DE_CHECK) != entry_check(ti, k, e)) return corrupt(r, e);
         if (tdx_rd64(e + DE_KEY) > want) break;

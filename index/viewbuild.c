@@ -484,34 +484,35 @@ static int cross_blobs(worker *w, vview *v) {
     int rc = 0;
     for (size_t d = 0; d < nck; d++) T[d] = (int64_t)tdx_rd64(v->dir.v + d * CK_SIZE + CK_TIME);
     if (v->nmeta && tdx_scratch_flush(&v->meta, &w->err)) rc = scratch_failed(w);
-    /* pass 0 counts each list's items, pass 1 writes them */
-    for (int pass = 0; pass < 2 && !rc; pass++) {
-        for (size_t d = 0; d < nck && pass && !rc; d++)
-            if (tdx_buf_uvarint(&lists[d], cnt[d])) rc = oom(w);
-        uint8_t buf[META_READ * META_SIZE];
-        for (uint64_t j0 = 0; j0 < v->nmeta && !rc; j0 += META_READ) {
-            size_t n = v->nmeta - j0 < META_READ ? (size_t)(v->nmeta - j0) : META_READ;
-            if (tdx_scratch_read(&v->meta, j0 * META_SIZE, buf, n * META_SIZE, &w->err)) {
-                rc = scratch_failed(w);
-                break;
-            }
-            for (size_t i = 0; i < n && !rc; i++) {
-                uint64_t j = j0 + i, interval = tdx_rd64(buf + i * META_SIZE);
-                int64_t mintime = (int64_t)tdx_rd64(buf + i * META_SIZE + 8);
-                for (size_t d = first_after(T, nck, mintime); d <= interval && d < nck && !rc;
-                     d++) {
-                    if (!pass) {
-                        cnt[d]++;
-                        continue;
-                    }
-                    if (tdx_buf_uvarint(&lists[d], j - last[d])) rc = oom(w);
-                    last[d] = j;
-                }
+    /* one read of the items: each list's gaps, then its count goes in front */
+    uint8_t buf[META_READ * META_SIZE];
+    for (uint64_t j0 = 0; j0 < v->nmeta && !rc; j0 += META_READ) {
+        size_t n = v->nmeta - j0 < META_READ ? (size_t)(v->nmeta - j0) : META_READ;
+        if (tdx_scratch_read(&v->meta, j0 * META_SIZE, buf, n * META_SIZE, &w->err)) {
+            rc = scratch_failed(w);
+            break;
+        }
+        for (size_t i = 0; i < n && !rc; i++) {
+            uint64_t j = j0 + i, interval = tdx_rd64(buf + i * META_SIZE);
+            int64_t mintime = (int64_t)tdx_rd64(buf + i * META_SIZE + 8);
+            for (size_t d = first_after(T, nck, mintime); d <= interval && d < nck && !rc; d++) {
+                if (tdx_buf_uvarint(&lists[d], j - last[d])) rc = oom(w);
+                last[d] = j;
+                cnt[d]++;
             }
         }
     }
-    for (size_t d = 0; d < nck && !rc; d++)
-        rc = put_blob(w, lists[d].v, lists[d].n, v->dir.v + d * CK_SIZE + CK_CROSS);
+    tdx_buf blob = {0};
+    for (size_t d = 0; d < nck && !rc; d++) {
+        blob.n = 0;
+        if (tdx_buf_uvarint(&blob, cnt[d]) || tdx_buf_append(&blob, lists[d].v, lists[d].n)) {
+            rc = oom(w);
+            break;
+        }
+        tdx_vec_free(&lists[d]);
+        rc = put_blob(w, blob.v, blob.n, v->dir.v + d * CK_SIZE + CK_CROSS);
+    }
+    tdx_vec_free(&blob);
     for (size_t d = 0; d < nck; d++) tdx_vec_free(&lists[d]);
     free(lists);
     free(last);
