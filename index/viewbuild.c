@@ -43,7 +43,7 @@
 #define NWORKERS 2
 
 /* A long item's interval and earliest time (u64, i64 LE): in a scratch file, since there is one
- * per long item (1.9 M at 4 GiB); read back twice at the end, META_READ at a time. */
+ * per long item (1.9 M at 4 GiB); read back once at the end, META_READ at a time. */
 #define META_SIZE 16
 #define META_FLUSH (64u << 10)
 #define META_READ 4096
