@@ -23,7 +23,6 @@
 #include "index/format.h"
 #include "index/sumindex.h"
 #include "index/summary.h"
-#include "index/vevser.h"
 #include "index/viewgen.h"
 #include "index/viewgen_ser.h"
 #include "index/viewgen_store.h"
@@ -108,22 +107,10 @@ static int load_dir(qctx *q, int view) {
     if (!q->dir) return -1;
     q->dir_off = q->ix->sec[kind].off;
     snprintf(q->dir_what, sizeof q->dir_what, "section %s", tdx_section_name(kind));
-    const char *what = q->dir_what;
-    if (len < VH_SIZE) return damaged(q, q->dir_off, what);
+    uint64_t at;
+    if (tdx_viewsec_check_dir(q->dir, len, view, q->ix->meta[M_EVENTS], &at))
+        return damaged(q, q->dir_off + at, q->dir_what);
     q->nck = tdx_rd64(q->dir + VH_NCKPT);
-    if (tdx_rd64(q->dir + VH_VIEW) != (uint64_t)view || q->nck == 0 ||
-        q->nck > (len - VH_SIZE) / CK_SIZE || VH_SIZE + q->nck * CK_SIZE != len)
-        return damaged(q, q->dir_off, what);
-    for (uint64_t k = 0; k < q->nck; k++) {
-        const uint8_t *c = ck(q, k);
-        if (k && (tdx_rd64(c + CK_EVENT) <= tdx_rd64(c - CK_SIZE + CK_EVENT) ||
-                  ck_time(q, k) < ck_time(q, k - 1) ||
-                  tdx_rd64(c + CK_NOPT) < tdx_rd64(c - CK_SIZE + CK_NOPT)))
-            return damaged(q, q->dir_off + VH_SIZE + k * CK_SIZE, what);
-        /* A count of output events fits the signed index the writer steps, with room to grow. */
-        if (tdx_rd64(c + CK_EVENT) > q->ix->meta[M_EVENTS] || tdx_rd64(c + CK_NOPT) > INT64_MAX / 2)
-            return damaged(q, q->dir_off + VH_SIZE + k * CK_SIZE, what);
-    }
     return 0;
 }
 
@@ -218,25 +205,16 @@ static int load_stop(qctx *q, replay *r, uint64_t k, uint64_t next_ev) {
     size_t n;
     if (blob(q, ck(q, k) + CK_STOP, &p, &n)) return -1;
     if (!every || !n) return 0;
-    uint64_t ev0 = tdx_rd64(ck(q, k) + CK_EVENT);
+    uint64_t ev0 = tdx_rd64(ck(q, k) + CK_EVENT), m;
     uint64_t most = (next_ev - ev0 + every - 1) / every; /* entries the interval has */
-    tdx_deser d = {p, p + n, 0};
-    uint64_t m = tdx_deser_u(&d);
-    if (d.bad || m > most || m > n) goto bad; /* (an entry takes a byte at least) */
-    if (m && !(r->stop = malloc((size_t)m * sizeof *r->stop))) return oom(q);
-    uint64_t t = (uint64_t)ck_time(q, k);
-    for (uint64_t j = 0; j < m; j++) {
-        t += j ? tdx_deser_u(&d) : (uint64_t)tdx_deser_i(&d);
-        r->stop[j] = (int64_t)t;
-    }
-    if (d.bad || d.p != d.end) goto bad;
+    int rc = tdx_viewsec_stop(p, n, most, ck_time(q, k), &r->stop, &m);
+    if (rc == -2) return oom(q);
+    if (rc) return damaged(q, q->ix->sec[TDX_SEC_VIEWDATA].off, "section VIEWDATA (stop table)");
     r->nstop = m;
     r->stop_ev0 = ev0;
     r->stop_every = every;
     r->stop_check = ev0;
     return 0;
-bad:
-    return damaged(q, q->ix->sec[TDX_SEC_VIEWDATA].off, "section VIEWDATA (stop table)");
 }
 
 /* At event idx, past the window's end: whether the replay may stop here (else when to ask
@@ -305,12 +283,10 @@ static int long_items(qctx *q, tdx_viewgen *vg, uint64_t d, tdx_query_stats *st)
         }
         for (;;) {
             tdx_vev ev[2];
-            uint64_t n = tdx_deser_u(&id);
-            if (id.bad || n < 1 || n > 2) goto bad;
-            for (uint64_t j = 0; j < n; j++)
-                if (tdx_vev_load(&id, &ev[j])) goto bad;
+            size_t n;
+            if (tdx_viewsec_item(&id, ev, &n)) goto bad;
             if (next++ == ord) {
-                tdx_viewgen_emit_item(vg, ev, (size_t)n);
+                tdx_viewgen_emit_item(vg, ev, n);
                 st->long_items++;
                 break;
             }
@@ -566,8 +542,13 @@ int tdx_query_ranges(tdx_index *ix, tdx_vrange **out, size_t *nout, tdx_err *err
         memcpy(r[i].name, p + pos, (size_t)nl);
         r[i].name[nl] = 0;
         pos += (size_t)nl;
+        /* cmd/trace's ranges follow on from each other, the next starting at the previous end */
+        if (r[i].start != (i ? r[i - 1].end : 0) || r[i].end <= r[i].start || nl == 0) {
+            free(r);
+            goto bad;
+        }
     }
-    if (pos != len) {
+    if (pos != len || n == 1) { /* (fewer than two ranges are none) */
         free(r);
         goto bad;
     }

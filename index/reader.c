@@ -216,6 +216,63 @@ static int load_tables(tdx_index *ix, tdx_err *err) {
     return 0;
 }
 
+/* The block directory as the writer made it: blocks inside EVENTS, each of 1 .. 16384 events
+ * numbered on from the previous block's, times strictly increasing (Go's final times) within and
+ * across blocks, the totals META's. Queries search these numbers (the block of an event index or
+ * of a time), so a directory crafted or written wrong is refused here, not answered from. */
+static int check_evdir(const tdx_index *ix, tdx_err *err) {
+    uint64_t events = 0, evlen = ix->sec[TDX_SEC_EVENTS].len;
+    int64_t prev = INT64_MIN;
+    for (size_t b = 0; b < ix->nblocks; b++) {
+        const uint8_t *d = ix->evdir + b * D_SIZE;
+        uint64_t off = tdx_rd64(d + D_OFFSET), l = tdx_rd32(d + D_LENGTH),
+                 n = tdx_rd32(d + D_NEVENTS);
+        int64_t first = (int64_t)tdx_rd64(d + D_FIRST_TIME),
+                last = (int64_t)tdx_rd64(d + D_LAST_TIME);
+        if (off > evlen || l > evlen - off || n == 0 || n > TDX_EVBLOCK_EVENTS ||
+            tdx_rd64(d + D_FIRST_EVENT) != events || (b > 0 && first <= prev) || last < first ||
+            (uint64_t)last - (uint64_t)first < n - 1)
+            return tdx_index_corrupt(err, ix->sec[TDX_SEC_EVDIR].off + b * D_SIZE, "section EVDIR");
+        events += n;
+        prev = last;
+    }
+    const tdx_isection *m = &ix->sec[TDX_SEC_META];
+    bool times =
+        ix->nblocks == 0 || (ix->meta[M_FIRST_TIME] == tdx_rd64(ix->evdir + D_FIRST_TIME) &&
+                             ix->meta[M_LAST_TIME] == (uint64_t)prev);
+    if (ix->meta[M_EVENTS] != events || ix->meta[M_BLOCKS] != ix->nblocks || !times)
+        return tdx_index_corrupt(err, m->off, "section META (its event, block or time totals)");
+    return 0;
+}
+
+/* The generations, numbered upwards, cover the blocks in order, each with its blocks' events and
+ * times (a generation without events has no block and its times are not looked at); the trace's
+ * closing Sync comes after the last one. */
+static int check_gens(const tdx_index *ix, tdx_err *err) {
+    uint64_t block = 0, events = 0, gen = 0;
+    for (size_t g = 0; g < ix->ngens; g++) {
+        const uint8_t *r = ix->gens + g * G_SIZE;
+        uint64_t fb = tdx_rd32(r + G_FIRST_BLOCK), nb = tdx_rd32(r + G_NBLOCKS), n = 0;
+        bool ok = fb == block && nb <= ix->nblocks - block &&
+                  tdx_rd64(r + G_FIRST_EVENT) == events && (g == 0 || tdx_rd64(r + G_GEN) > gen);
+        gen = tdx_rd64(r + G_GEN);
+        for (uint64_t b = fb; ok && b < fb + nb; b++) n += tdx_index_block_nevents(ix, b);
+        ok = ok && tdx_rd64(r + G_NEVENTS) == n;
+        if (ok && nb)
+            ok = tdx_rd64(r + G_FIRST_TIME) == tdx_rd64(ix->evdir + fb * D_SIZE + D_FIRST_TIME) &&
+                 tdx_rd64(r + G_LAST_TIME) ==
+                     tdx_rd64(ix->evdir + (fb + nb - 1) * D_SIZE + D_LAST_TIME);
+        if (!ok)
+            return tdx_index_corrupt(err, ix->sec[TDX_SEC_GENS].off + g * G_SIZE, "section GENS");
+        block += nb;
+        events += n;
+    }
+    if (ix->meta[M_GENERATIONS] != ix->ngens)
+        return tdx_index_corrupt(err, ix->sec[TDX_SEC_GENS].off,
+                                 "section GENS (its count, or META's)");
+    return 0;
+}
+
 int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     memset(ix, 0, sizeof *ix);
     ix->path = path;
@@ -332,16 +389,16 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
         tdx_index_section(ix, TDX_SEC_EVENTS, &len, err);
         goto fail;
     }
-    for (size_t b = 0; b < ix->nblocks; b++) {
-        const uint8_t *d = ix->evdir + b * D_SIZE;
-        uint64_t off = tdx_rd64(d + D_OFFSET), l = tdx_rd32(d + D_LENGTH);
-        if (off > ix->sec[TDX_SEC_EVENTS].len || l > ix->sec[TDX_SEC_EVENTS].len - off ||
-            tdx_rd32(d + D_NEVENTS) > TDX_EVBLOCK_EVENTS) {
-            tdx_index_corrupt(err, ix->sec[TDX_SEC_EVDIR].off + b * D_SIZE, "section EVDIR");
-            goto fail;
-        }
+    if (len % G_SIZE) {
+        tdx_index_corrupt(err, ix->sec[TDX_SEC_GENS].off, "section GENS");
+        goto fail;
     }
-    if (load_tables(ix, err)) goto fail;
+    if (check_evdir(ix, err) || check_gens(ix, err) || load_tables(ix, err)) goto fail;
+    if (ix->meta[M_STRINGS] != ix->tabs.strings.n || ix->meta[M_FRAMES] != ix->tabs.frames.n ||
+        ix->meta[M_STACKS] != ix->tabs.stacks.n) {
+        tdx_index_corrupt(err, ix->sec[TDX_SEC_META].off, "section META (its table sizes)");
+        goto fail;
+    }
     return 0;
 fail:
     tdx_index_close(ix);
@@ -417,8 +474,15 @@ int tdx_index_block_next(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_even
 int tdx_index_read_block(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t *n,
                          tdx_err *err) {
     *n = 0;
-    if (tdx_index_block_begin(ix, dec, b, err)) return -1;
-    return tdx_index_block_next(ix, dec, b, out, TDX_EVBLOCK_EVENTS, n, err);
+    if (tdx_index_block_begin(ix, dec, b, err) ||
+        tdx_index_block_next(ix, dec, b, out, TDX_EVBLOCK_EVENTS, n, err))
+        return -1;
+    /* A whole block is at hand: its times must be the directory's (queries start from those). */
+    const uint8_t *d = ix->evdir + b * D_SIZE;
+    bool ok = *n == tdx_rd32(d + D_NEVENTS) && out[0].time == (int64_t)tdx_rd64(d + D_FIRST_TIME) &&
+              out[*n - 1].time == (int64_t)tdx_rd64(d + D_LAST_TIME);
+    for (size_t i = 1; ok && i < *n; i++) ok = out[i].time > out[i - 1].time;
+    return ok ? 0 : block_corrupt(ix, b, err);
 }
 
 size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t) {

@@ -1359,13 +1359,15 @@ static int verify_table(rd *r, int ti, tdx_summary *scratch) {
     return nrec == t->nrec ? 0 : corrupt(r, r->p + SH_TABLES + (size_t)ti * TR_SIZE);
 }
 
-int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, tdx_err *err) {
+int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, const tdx_vgstore *store,
+                        tdx_err *err) {
     rd r;
     if (rd_open(&r, p, n, base, err)) return -1;
-    r.nstr = r.nnodes = (uint64_t)UINT32_MAX + 1;
+    r.nstr = store ? tdx_vgstore_nstrings(store) : (uint64_t)UINT32_MAX + 1;
+    r.nnodes = store ? tdx_vgstore_nnodes(store) : (uint64_t)UINT32_MAX + 1;
     tdx_summary scratch;
     tdx_summary_init(&scratch, NULL);
-    int rc = 0;
+    int rc = load_fields(&r, &scratch);
     for (int i = 0; i < T_COUNT && !rc; i++) rc = verify_table(&r, i, &scratch);
     tdx_summary_free(&scratch);
     rd_free(&r);

@@ -45,8 +45,9 @@ int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewq
 struct tdx_index;
 int tdx_sumindex_fields(struct tdx_index *ix, tdx_summary *s, tdx_err *err);
 
-/* Checks every checksum and the structure of every record (string and stack ids are checked
- * against the store when a query loads them). */
-int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, tdx_err *err);
+/* Checks every checksum, the header's fields and the structure of every record; string and
+ * stack ids against the viewer store as a query does (NULL: only that they fit 32 bits). */
+int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, const tdx_vgstore *store,
+                        tdx_err *err);
 
 #endif

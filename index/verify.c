@@ -13,6 +13,7 @@
 
 #include "core/varint.h"
 #include "index/evcodec.h"
+#include "index/query.h"
 #include "index/sumindex.h"
 #include "index/viewgen.h"
 #include "index/viewgen_store.h"
@@ -50,8 +51,100 @@ static int verify_states(tdx_index *ix, uint32_t kind, const uint8_t *dir, uint6
     return 0;
 }
 
-/* Checks every blob a view directory points to in VIEWDATA, then (with the store) restores its
- * states. */
+/* The view's frame tree, every entry (a query checks those it reads), and the count of the main
+ * loop's frames a task query keeps (damage names the view's section, `what`). */
+static int verify_tree(tdx_index *ix, uint32_t kind, const char *what, const uint8_t *dir,
+                       const uint8_t *data, tdx_vgstore *st, tdx_err *err) {
+    uint64_t len;
+    const uint8_t *np = tdx_index_section(ix, TDX_SEC_FNAMES, &len, err);
+    if (!np) return -1;
+    tdx_fnames names;
+    if (tdx_fnames_load(&names, np, (size_t)len, err))
+        return tdx_index_corrupt(err, ix->sec[TDX_SEC_FNAMES].off, "section FNAMES");
+    tdx_vgtree t;
+    tdx_vgtree_init(&t, st);
+    const uint8_t *tp = data + tdx_rd64(dir + VH_TREE + BL_OFF); /* (bounds checked) */
+    int rc = tdx_vgtree_load(&t, tp, (size_t)tdx_rd64(dir + VH_TREE + BL_LEN), &names, err);
+    if (!rc) rc = tdx_vgtree_check(&t);
+    if (!rc && tdx_rd64(dir + VH_NFRAMES_MAIN) > tdx_vgtree_nframes(&t)) rc = -1;
+    tdx_vgtree_free(&t);
+    if (rc == -2) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return rc ? tdx_index_corrupt(err, ix->sec[kind].off, what) : 0;
+}
+
+/* Interval k's long items (as many as the directory says, exactly filling their blob), its
+ * crossing list (ordinals ascending, of items from interval k on) and its stop table, read as a
+ * query reads them (their hashes are checked): what is wrong, or NULL. */
+static const char *verify_interval(const tdx_index *ix, const uint8_t *dir, uint64_t nck,
+                                   uint64_t k, const uint8_t *data) {
+    const uint8_t *c = dir + VH_SIZE + k * CK_SIZE;
+    tdx_deser d = {data + tdx_rd64(c + CK_ITEMS + BL_OFF), NULL, 0};
+    d.end = d.p + tdx_rd64(c + CK_ITEMS + BL_LEN);
+    for (uint64_t i = tdx_rd64(c + CK_NITEMS); i > 0; i--) {
+        tdx_vev ev[2];
+        size_t n;
+        if (tdx_viewsec_item(&d, ev, &n)) return "section VIEWDATA (long items)";
+    }
+    if (d.p != d.end) return "section VIEWDATA (long items)";
+    d = (tdx_deser){data + tdx_rd64(c + CK_CROSS + BL_OFF), NULL, 0};
+    d.end = d.p + tdx_rd64(c + CK_CROSS + BL_LEN);
+    uint64_t count = tdx_deser_u(&d), ord = 0, nitems = tdx_rd64(dir + VH_NITEMS);
+    for (uint64_t i = 0; i < count && !d.bad; i++) {
+        uint64_t gap = tdx_deser_u(&d);
+        if ((i && gap == 0) || gap > nitems - ord) return "section VIEWDATA (long items)";
+        ord += gap;
+        if (ord < tdx_rd64(c + CK_FIRST_ITEM) || ord >= nitems)
+            return "section VIEWDATA (long items)";
+    }
+    if (d.bad || d.p != d.end) return "section VIEWDATA (long items)";
+    uint64_t every = tdx_rd64(dir + VH_STOP_EVERY), m;
+    uint64_t ev0 = tdx_rd64(c + CK_EVENT);
+    uint64_t next = k + 1 < nck ? tdx_rd64(c + CK_SIZE + CK_EVENT) : ix->meta[M_EVENTS];
+    if (!every || !tdx_rd64(c + CK_STOP + BL_LEN)) return NULL;
+    if (tdx_viewsec_stop(data + tdx_rd64(c + CK_STOP + BL_OFF), tdx_rd64(c + CK_STOP + BL_LEN),
+                         (next - ev0 + every - 1) / every, (int64_t)tdx_rd64(c + CK_TIME), NULL,
+                         &m))
+        return "section VIEWDATA (stop table)";
+    return NULL;
+}
+
+/* The names of the goroutines pruned from the final state: groups in id order, each of at most
+ * TDX_NAMES_GROUP names with ascending ids from the group's first, as many names as the header
+ * says, string ids below nstr. What is wrong, or NULL. */
+static const char *verify_names(const uint8_t *dir, const uint8_t *data, uint64_t nstr) {
+    uint64_t n = tdx_rd64(dir + VH_NAMES + BL_LEN), names = 0;
+    const uint8_t *p = data + tdx_rd64(dir + VH_NAMES + BL_OFF);
+    static const char bad[] = "section VIEWDATA (names)";
+    if (n == 0) return tdx_rd64(dir + VH_NNAMES) ? bad : NULL;
+    if (n < 8) return bad;
+    uint64_t ng = tdx_rd64(p);
+    if (ng > (n - 8) / 16) return bad;
+    const uint8_t *grp = p + 8, *names_at = p + 8 + ng * 16, *end = p + n;
+    for (uint64_t g = 0; g < ng; g++) {
+        uint64_t off = tdx_rd64(grp + g * 16 + 8);
+        int64_t id = (int64_t)tdx_rd64(grp + g * 16);
+        uint64_t stop = g + 1 < ng ? tdx_rd64(grp + (g + 1) * 16 + 8) : (uint64_t)(end - names_at);
+        if (off > stop || stop > (uint64_t)(end - names_at) ||
+            (g && id <= (int64_t)tdx_rd64(grp + (g - 1) * 16)))
+            return bad;
+        tdx_deser d = {names_at + off, names_at + stop, 0};
+        uint64_t cnt = tdx_deser_u(&d);
+        if (cnt == 0 || cnt > TDX_NAMES_GROUP) return bad;
+        for (uint64_t i = 0; i < cnt && !d.bad; i++) {
+            int64_t step = tdx_deser_i(&d);
+            if ((i == 0 && step != 0) || (i && step <= 0)) return bad;
+            id = (int64_t)((uint64_t)id + (uint64_t)step);
+            if ((tdx_deser_u(&d) >> 1) >= nstr) return bad;
+            tdx_deser_u32(&d, nstr);
+        }
+        if (d.bad || d.p != d.end) return bad;
+        names += cnt;
+    }
+    return names == tdx_rd64(dir + VH_NNAMES) ? NULL : bad;
+}
+
+/* Checks every blob a view directory points to in VIEWDATA and reads the intervals' and the
+ * names' as a query would, then (with the store) restores its states. */
 static int verify_view(tdx_index *ix, uint32_t kind, tdx_vgstore *st, tdx_err *err) {
     uint64_t len, dlen;
     const uint8_t *dir = tdx_index_section(ix, kind, &len, err);
@@ -59,10 +152,10 @@ static int verify_view(tdx_index *ix, uint32_t kind, tdx_vgstore *st, tdx_err *e
     if (!data) return -1;
     char what[48];
     snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
-    if (len < VH_SIZE || (len - VH_SIZE) % CK_SIZE ||
-        tdx_rd64(dir + VH_NCKPT) != (len - VH_SIZE) / CK_SIZE)
-        return tdx_index_corrupt(err, ix->sec[kind].off, what);
-    uint64_t nck = (len - VH_SIZE) / CK_SIZE;
+    uint64_t at;
+    if (tdx_viewsec_check_dir(dir, len, (int)(kind - TDX_SEC_VIEW_PROC), ix->meta[M_EVENTS], &at))
+        return tdx_index_corrupt(err, ix->sec[kind].off + at, what);
+    uint64_t nck = tdx_rd64(dir + VH_NCKPT);
     for (uint64_t i = 0; i < 3 + CK_BLOBS * nck; i++) {
         const uint8_t *ref = i < 3 ? dir + VH_TREE + i * BL_SIZE
                                    : dir + VH_SIZE + ((i - 3) / CK_BLOBS) * CK_SIZE + CK_STATE +
@@ -73,6 +166,11 @@ static int verify_view(tdx_index *ix, uint32_t kind, tdx_vgstore *st, tdx_err *e
         if (XXH3_64bits(data + off, (size_t)n) != tdx_rd64(ref + BL_HASH))
             return tdx_index_corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off + off, "section VIEWDATA");
     }
+    if (st && verify_tree(ix, kind, what, dir, data, st, err)) return -1;
+    const char *bad = NULL;
+    for (uint64_t k = 0; k < nck && !bad; k++) bad = verify_interval(ix, dir, nck, k, data);
+    if (!bad) bad = verify_names(dir, data, st ? tdx_vgstore_nstrings(st) : UINT64_MAX);
+    if (bad) return tdx_index_corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off, bad);
     return st ? verify_states(ix, kind, dir, nck, data, st, err) : 0;
 }
 
@@ -152,7 +250,8 @@ typedef struct blockscan {
 typedef struct scanner {
     blockscan *bs;
     uint64_t seen[3];
-    size_t bad; /* the damaged block this scanner found (SIZE_MAX: none) */
+    uint64_t kinds[15]; /* events of each kind, to be META's */
+    size_t bad;         /* the damaged block this scanner found (SIZE_MAX: none) */
     int rc;
     tdx_err err;
     pthread_t th;
@@ -186,7 +285,10 @@ static void *scan_blocks(void *arg) {
             }
             break;
         }
-        for (size_t i = 0; i < n; i++) count_resources(&buf[i], s->seen);
+        for (size_t i = 0; i < n; i++) {
+            count_resources(&buf[i], s->seen);
+            s->kinds[(unsigned)buf[i].kind < 15 ? buf[i].kind : 0]++;
+        }
         if (s == bs->caller && bs->o->progress) {
             size_t done = atomic_load(&bs->next);
             bs->o->progress(bs->o->progress_ctx, done < bs->ix->nblocks ? done : bs->ix->nblocks,
@@ -203,6 +305,36 @@ static size_t rank(const scanner *s) {
     return s->bad == SIZE_MAX ? 0 : s->bad + 1;
 }
 
+/* The summary (blocked: it checks its own blocks), its ids against the store as a query's, and
+ * its header's totals, which a query's window ends come from, against META's. */
+static int verify_summary(tdx_index *ix, const tdx_vgstore *st, tdx_err *err) {
+    uint64_t len;
+    const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);
+    if (!p || tdx_sumindex_verify(p, (size_t)len, ix->sec[TDX_SEC_SUMMARY].off, st, err)) return -1;
+    tdx_summary s;
+    tdx_summary_init(&s, NULL);
+    int rc = tdx_sumindex_fields(ix, &s, err);
+    if (!rc && (s.nevents != ix->meta[M_EVENTS] || (uint64_t)s.t0 != ix->meta[M_FIRST_TIME] ||
+                (uint64_t)s.last_ts != ix->meta[M_LAST_TIME]))
+        rc = tdx_index_corrupt(err, ix->sec[TDX_SEC_SUMMARY].off, "section SUMMARY (its totals)");
+    tdx_summary_free(&s);
+    return rc;
+}
+
+/* The split ranges as `ranges` reads them, within the proc view's output. */
+static int verify_ranges(tdx_index *ix, tdx_err *err) {
+    tdx_vrange *r;
+    size_t n;
+    uint64_t len;
+    if (tdx_query_ranges(ix, &r, &n, err)) return -1;
+    const uint8_t *dir = n ? tdx_index_section(ix, TDX_SEC_VIEW_PROC, &len, err) : NULL;
+    int rc = n && !dir ? -1 : 0;
+    if (dir && (uint64_t)r[n - 1].end > tdx_rd64(dir + VH_NOPT)) /* (len checked by verify_view) */
+        rc = tdx_index_corrupt(err, ix->sec[TDX_SEC_RANGES].off, "section RANGES");
+    free(r);
+    return rc;
+}
+
 /* The store, the views' states and the summary: the checks that do not read the event blocks. */
 static int verify_views(tdx_index *ix, tdx_err *err) {
     /* The store first: the views' states are restored against it. */
@@ -214,14 +346,10 @@ static int verify_views(tdx_index *ix, tdx_err *err) {
     int rc = 0;
     for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE && !rc; k++)
         if (ix->sec[k].present) rc = verify_view(ix, k, st, err);
+    if (!rc && ix->sec[TDX_SEC_SUMMARY].present) rc = verify_summary(ix, st, err);
+    if (!rc && ix->sec[TDX_SEC_RANGES].present) rc = verify_ranges(ix, err);
     if (st) tdx_vgstore_free(st);
-    if (rc) return -1;
-    if (ix->sec[TDX_SEC_SUMMARY].present) { /* blocked: it checks its own blocks */
-        uint64_t len;
-        const uint8_t *p = tdx_index_section(ix, TDX_SEC_SUMMARY, &len, err);
-        if (!p || tdx_sumindex_verify(p, (size_t)len, ix->sec[TDX_SEC_SUMMARY].off, err)) return -1;
-    }
-    return 0;
+    return rc;
 }
 
 int tdx_index_verify(tdx_index *ix, const tdx_verify_opts *o, tdx_err *err) {
@@ -271,10 +399,16 @@ int tdx_index_verify(tdx_index *ix, const tdx_verify_opts *o, tdx_err *err) {
             rc = -1;
         }
     }
-    uint64_t seen[3] = {0};
-    for (int i = 0; i < started; i++)
+    uint64_t seen[3] = {0}, kinds[15] = {0};
+    for (int i = 0; i < started; i++) {
         for (int k = 0; k < 3; k++) seen[k] += sc[i].seen[k];
+        for (int k = 0; k < 15; k++) kinds[k] += sc[i].kinds[k];
+    }
     free(sc);
+    for (int k = 0; k < 15 && !rc; k++)
+        if (kinds[k] != ix->meta[M_KIND0 + k])
+            rc = tdx_index_corrupt(err, ix->sec[TDX_SEC_META].off,
+                                   "section META (its events of each kind)");
     for (int i = 0; i < 3 && !rc; i++)
         if (seen[i] != res_events[i]) {
             char what[64];

@@ -733,6 +733,37 @@ bad:
     return tdx_errf(err, TDX_EINDEX, TDX_NO_OFFSET, "damaged viewer frame tree in the index");
 }
 
+int tdx_vgtree_check(const tdx_vgtree *t) {
+    if (!t->saved_recs) return 0;
+    uint32_t n = t->saved_n;
+    if (t->saved_nodes > tdx_vgstore_nnodes(t->store)) return -1;
+    uint32_t *node_of = calloc((size_t)n + 1, sizeof *node_of);
+    if (!node_of) return -2;
+    size_t seen = 0;
+    int rc = 0;
+    for (size_t node = 1; node < t->saved_nodes && !rc; node++) {
+        uint32_t id = tdx_rd32(t->saved_ids + 4 * node);
+        if (id == 0) continue;
+        if (id > n || node_of[id])
+            rc = -1;
+        else
+            node_of[id] = (uint32_t)node, seen++;
+    }
+    if (seen != n || tdx_rd32(t->saved_ids) != 0) rc = -1;
+    for (uint32_t id = 1; id <= n && !rc; id++) {
+        uint32_t parent;
+        const uint8_t *r = saved_rec(t, id, &parent);
+        const uint8_t *nm = r ? fname(&t->names, tdx_rd32(r + 4)) : NULL;
+        tdx_vgnode nd = tdx_vgstore_node(t->store, node_of[id]);
+        uint32_t want = nd.parent < t->saved_nodes ? tdx_rd32(t->saved_ids + 4 * nd.parent) : 0;
+        if (!nm || tdx_rd32(nm + 16) != nd.func || tdx_rd64(nm) != nd.line || parent != want ||
+            (nd.parent && !want))
+            rc = -1;
+    }
+    free(node_of);
+    return rc;
+}
+
 void tdx_vgtree_truncate(tdx_vgtree *t, uint32_t n) {
     if (tdx_vgtree_nframes(t) <= n) return;
     if (t->saved_recs && materialize(t)) return;

@@ -233,6 +233,10 @@ tdx_vgframes tdx_vgtree_frames(tdx_vgtree *t);
 int tdx_vgtree_save(const tdx_vgtree *t, const tdx_fnames_w *names, tdx_buf *out);
 int tdx_vgtree_load(tdx_vgtree *t, const uint8_t *p, size_t n, const tdx_fnames *names,
                     tdx_err *err);
+/* Checks every entry of a saved tree (a query checks only those it reads), against the store's
+ * nodes (loaded): each frame id names exactly one node, its parent is the id of the node's
+ * parent and its name has the node's function and line. 0, -1 when damaged, -2 out of memory. */
+int tdx_vgtree_check(const tdx_vgtree *t);
 /* Forgets every frame id above n (a task query numbers its task frames after the main loop's). */
 void tdx_vgtree_truncate(tdx_vgtree *t, uint32_t n);
 

@@ -3,6 +3,12 @@
 #ifndef TDX_VIEWSEC_H
 #define TDX_VIEWSEC_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index/jsonout.h"
+#include "index/viewgen_ser.h"
+
 /* A blob reference: offset inside VIEWDATA, length and XXH3-64 of the bytes. */
 enum { BL_OFF = 0, BL_LEN = 8, BL_HASH = 16, BL_SIZE = 24 };
 
@@ -55,5 +61,22 @@ enum {
  * zigzag id delta (the first relative to the group's first id), uvarint func << 1 | named,
  * uvarint label. */
 #define TDX_NAMES_GROUP 64
+
+/* Checks a directory's own numbers (dir[0..len), of view `view`, in a trace of `nevents`
+ * events): one or more checkpoints filling it; their events ascending within the trace, times
+ * and optional-event counts not decreasing; interval k's long items numbered on from interval
+ * k - 1's, VH_NITEMS in all. 0, or -1 with *at set to the offset in dir of what is wrong. */
+int tdx_viewsec_check_dir(const uint8_t *dir, uint64_t len, int view, uint64_t nevents,
+                          uint64_t *at);
+
+/* Reads one long item from d into ev (1 or 2 events; their strings point into the blob). 0, or
+ * -1 when malformed. */
+int tdx_viewsec_item(tdx_deser *d, tdx_vev ev[2], size_t *n);
+
+/* Reads stop table p[0..n) of an interval that starts at elapsed time t0 and has at most `most`
+ * entries: *m entries, into *out (malloc'd when *m > 0) unless out is NULL (only checked). 0, -1
+ * when malformed, -2 out of memory. */
+int tdx_viewsec_stop(const uint8_t *p, size_t n, uint64_t most, int64_t t0, int64_t **out,
+                     uint64_t *m);
 
 #endif

@@ -481,6 +481,185 @@ def check_crafted(tdx, name, tmp):
         fail("info --verify of the good index: exit %d\n%s" % (p.returncode, p.stderr.decode()))
 
 
+def check_resealed(tdx, name, tmp):
+    """Bytes altered inside the checksummed pieces (event blocks, summary blocks, view blobs,
+    string chunks) with every checksum made to match: no command crashes, hangs or reports
+    anything but exit 0 or 1; and info --verify refuses whatever a query would find corrupt
+    (deterministic cases name what is wrong; seeded random ones check the rule)."""
+    import random
+    import struct
+    from common import Sealed
+    good = os.path.join(tmp, "good.tidx")
+    run([tdx, "build", "--quiet", trace_path(name), "-o", good], ok=True)
+    sx = Sealed.load(good)
+    if sx is None:
+        print("SKIP: libxxhash.so.0 not found (needed to re-seal the checksums)")
+        sys.exit(SKIP)
+    data, secs = sx.data, sx.secs
+    bad, out = os.path.join(tmp, "bad.tidx"), os.path.join(tmp, "q.json")
+    queries = [["query", bad, "-o", out] + q for q in
+               (["--range", "0:+5ms"], ["--range", "#1"], ["--range", "500ms:+20ms"],
+                ["--view", "threads", "--range", "1s:+20ms"], ["--goroutine", "1"],
+                ["--taskid", "0"])] + [["ranges", bad]]
+    queries = [q for q in queries
+               if run([tdx] + [good if a == bad else a for a in q], timeout=300).returncode == 0]
+    if len(queries) < 4:
+        fail("only %d of the queries work on the intact index" % len(queries))
+
+    def attempt(b):
+        """Runs verify and the queries on b: verify's exit, and the queries' (exit, stderr)."""
+        open(bad, "wb").write(b)
+        res = []
+        for q in [["info", "--verify", bad]] + queries:
+            p = run([tdx] + q, timeout=300)
+            err = p.stderr.decode(errors="replace")
+            if p.returncode not in (0, 1) or "Sanitizer" in err or "runtime error" in err:
+                fail("%s: exit %d\n%s" % (" ".join(q[:1] + q[3:]), p.returncode, err[:2000]))
+            res.append((p.returncode, err))
+        return res[0], res[1:]
+
+    u64 = lambda b, o: struct.unpack_from("<Q", b, o)[0]
+    VH_NITEMS, VH_NOPT, VH_NAMES, VH_NNAMES, VH_SIZE, CK_SIZE = 16, 32, 88, 112, 128, 136
+    CK_NITEMS, CK_ITEMS, CK_CROSS, CK_STOP = 32, 64, 88, 112
+    viewdata = secs[17][1]
+
+    def reblob(b, ref, view):
+        """The blob at reference ref changed: its hash, then the directory's section."""
+        off, n = u64(b, ref), u64(b, ref + 8)
+        struct.pack_into("<Q", b, ref + 16, sx.xxh(b[viewdata + off:viewdata + off + n]))
+        sx.reseal(b, view)
+
+    def expect(b, what, want, queries_too=False):
+        (vrc, verr), res = attempt(b)
+        if vrc != 1 or want not in verr or "rebuild" not in verr:
+            fail("%s: info --verify exit %d, %r (want %r)" % (what, vrc, verr, want))
+        if queries_too and not any(rc == 1 and want in err for rc, err in res):
+            fail("%s: no query refused it" % what)
+
+    # deterministic cases, each naming what is wrong
+    proc, gor = secs[14][1], secs[16][1]
+    nck = u64(data, proc + 8)
+    ck = [k for k in range(nck) if u64(data, proc + VH_SIZE + k * CK_SIZE + CK_NITEMS)]
+    if not ck or nck < 2:
+        fail("the proc view needs 2 checkpoints and long items (has %d)" % nck)
+    c = proc + VH_SIZE + ck[0] * CK_SIZE
+    b = bytearray(data)
+    struct.pack_into("<Q", b, c + CK_NITEMS, u64(b, c + CK_NITEMS) + 1)
+    sx.reseal(b, 14)
+    expect(b, "a checkpoint's long item count", "section VIEW_PROC", queries_too=True)
+    b = bytearray(data)
+    struct.pack_into("<Q", b, c + CK_ITEMS + 8, u64(b, c + CK_ITEMS + 8) - 1)
+    reblob(b, c + CK_ITEMS, 14)
+    expect(b, "a long items blob one byte short", "section VIEWDATA (long items)")
+    b = bytearray(data)
+    cross = viewdata + u64(b, c + CK_CROSS)
+    b[cross] = (b[cross] + 1) & 0x7F  # the list's count (a one-byte uvarint here)
+    reblob(b, c + CK_CROSS, 14)
+    expect(b, "a crossing list's count", "section VIEWDATA (long items)")
+    stops = [k for k in range(nck) if u64(data, proc + VH_SIZE + k * CK_SIZE + CK_STOP + 8)]
+    if stops:
+        c = proc + VH_SIZE + stops[0] * CK_SIZE
+        b = bytearray(data)
+        b[viewdata + u64(b, c + CK_STOP)] = 0x7F  # entries: more than the interval can have
+        reblob(b, c + CK_STOP, 14)
+        expect(b, "a stop table's entry count", "section VIEWDATA (stop table)")
+    tree = viewdata + u64(data, proc + 40)
+    nframes, nodes = u64(data, tree), u64(data, tree + 8)
+    if nframes >= 2:  # the last frame's caller changed (a query reads it only to print it)
+        b = bytearray(data)
+        rec = tree + 16 + 4 * nodes + 8 * (nframes - 1)
+        struct.pack_into("<I", b, rec, 0 if struct.unpack_from("<I", b, rec)[0] else 1)
+        reblob(b, proc + 40, 14)
+        expect(b, "a frame's caller", "section VIEW_PROC")
+    b = bytearray(data)
+    struct.pack_into("<Q", b, gor + VH_NNAMES, u64(b, gor + VH_NNAMES) + 1)
+    sx.reseal(b, 16)
+    expect(b, "the goroutine view's name count", "section VIEWDATA (names)")
+    so = secs[13][1]
+    b = bytearray(data)
+    struct.pack_into("<Q", b, so + 8 + 16, u64(b, so + 8 + 16) - 1)  # the last event's time
+    struct.pack_into("<Q", b, so + 352, sx.xxh(b[so:so + 352]))
+    expect(b, "the summary's last time", "section SUMMARY (its totals)")
+    ro, rlen = secs[12][1], secs[12][2]
+    nr = u64(data, ro)
+    if nr >= 2:
+        b = bytearray(data)
+        second = ro + 8 + 48 + u64(b, ro + 8 + 40)
+        struct.pack_into("<Q", b, second, u64(b, second) + 1)  # range 1 no longer follows on
+        sx.reseal(b, 12)
+        expect(b, "a split range's start", "section RANGES", queries_too=True)
+        b = bytearray(data)
+        last = ro + 8
+        for _ in range(nr - 1):
+            last += 48 + u64(b, last + 40)
+        struct.pack_into("<Q", b, last + 8, u64(b, proc + VH_NOPT) + 5)  # past the output
+        sx.reseal(b, 12)
+        expect(b, "the last split range's end", "section RANGES")
+
+    # seeded random alterations inside the pieces, their own hashes made to match
+    rnd = random.Random(2026)
+
+    def scramble(b, lo, hi):
+        for _ in range(rnd.choice([1, 1, 2, 4])):
+            o = lo + rnd.randrange(hi - lo)
+            if rnd.random() < 0.6:
+                b[o] ^= 1 << rnd.randrange(8)
+            else:
+                b[o] = rnd.choice([0, 1, 0x7F, 0x80, 0xFF])
+
+    def in_events(b):
+        evo, (do, dl) = secs[7][1], secs[6][1:3]
+        e = do + 48 * rnd.randrange(dl // 48)
+        off, n = u64(b, e), struct.unpack_from("<I", b, e + 8)[0]
+        scramble(b, evo + off, evo + off + n)
+        struct.pack_into("<Q", b, e + 40, sx.xxh(b[evo + off:evo + off + n]))
+        sx.reseal(b, 6)
+
+    def in_summary(b):
+        t = rnd.randrange(7)
+        nblk, dirp, datap = struct.unpack_from("<QQQ", b, so + 72 + 40 * t + 8)
+        if not nblk:
+            return
+        k = rnd.randrange(nblk)
+        e = so + dirp + 32 * k
+        off, n = u64(b, e + 8), struct.unpack_from("<I", b, e + 16)[0]
+        scramble(b, so + datap + off, so + datap + off + n)
+        struct.pack_into("<Q", b, e + 24, sx.xxh(b[so + datap + off:so + datap + off + n]))
+        struct.pack_into("<I", b, e + 20, 0)
+        struct.pack_into("<I", b, e + 20, sx.xxh(b[e:e + 32], (t << 56) ^ k) & 0xFFFFFFFF)
+
+    def in_view(b):
+        view = rnd.choice([14, 15, 16])
+        d = secs[view][1]
+        refs = [d + 40, d + 64, d + 88] + [d + VH_SIZE + k * CK_SIZE + x for k in range(u64(b, d + 8))
+                                   for x in (40, CK_ITEMS, CK_CROSS, CK_STOP)]
+        ref = rnd.choice(refs)
+        off, n = u64(b, ref), u64(b, ref + 8)
+        if n:
+            scramble(b, viewdata + off, viewdata + off + n)
+            reblob(b, ref, view)
+
+    seen = set()
+    for it in range(8 if SANITIZE else 24):
+        b = bytearray(data)
+        (in_events, in_summary, in_view)[it % 3](b)
+        if b == data:
+            continue
+        (vrc, verr), res = attempt(b)
+        seen.add(vrc)
+        for (rc, err), q in zip(res, queries):
+            if vrc == 0 and "is corrupt" in err:
+                fail("alteration %d: info --verify passed it, %s found it corrupt: %s"
+                     % (it, " ".join(q[:1] + q[4:]), err))
+    if seen != {0, 1}:
+        fail("info --verify gave only exit codes %s (want both: the check checks nothing)"
+             % sorted(seen))
+    print("%d queries; stop table case %s, frame case %s, range cases %s; random alterations: "
+          "verify exits %s" % (len(queries), "run" if stops else "skipped (none)",
+                               "run" if nframes >= 2 else "skipped", "run" if nr >= 2 else "skipped",
+                               sorted(seen)))
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__)
@@ -506,6 +685,8 @@ def main():
             check_nospace(tdx, arg, tmp)
         elif check == "crafted":
             check_crafted(tdx, arg, tmp)
+        elif check == "resealed":
+            check_resealed(tdx, arg, tmp)
         elif check == "edge":
             check_edge(tdx, arg)
         else:

@@ -2,7 +2,8 @@
 """`traceidx info --verify` with 1, 2 and 3 threads (the real binary, a generated trace): an intact
 index passes and its event counts add up across the threads; damaged event blocks are reported
 as the lowest-numbered one, at its offset, the same for every -j and every run; a damaged view
-state is reported before any block, as with one thread.
+state is reported before any block, as with one thread. The block directory's, the generations'
+and META's numbers altered under re-sealed checksums are refused (check_directory).
 
 usage: verify_test.py TRACEIDX TRACEGEN
 """
@@ -15,8 +16,100 @@ import tempfile
 
 from common import SANITIZE, SKIP, fail, run
 
-EVDIR, EVENTS, VIEW_PROC, VIEWDATA = 6, 7, 14, 17
-D_SIZE, D_HASH = 48, 40
+META, GENS, EVDIR, EVENTS, VIEW_PROC, VIEWDATA = 1, 5, 6, 7, 14, 17
+D_OFFSET, D_NEVENTS, D_FIRST_EVENT, D_FIRST_TIME, D_LAST_TIME, D_HASH, D_SIZE = 0, 12, 16, 24, 32, 40, 48
+G_NEVENTS, G_FIRST_TIME, G_FIRST_BLOCK, G_SIZE = 16, 24, 40, 48
+M_GENERATIONS, M_EVENTS, M_LAST_TIME, M_STACKS, M_KIND0 = 8, 16, 32, 80, 96
+
+
+def check_directory(tdx, data, secs, reseal, bad, verify):
+    """The numbers queries search, altered under re-sealed checksums (a crafted index, or one
+    written wrong): the block directory's chain, the generations' and META's totals are refused
+    when the index is opened (by info and query alike); a block whose times are not its
+    directory entry's, and kind counts that are not META's, by info --verify."""
+    evdir, gens, meta = secs[EVDIR][1], secs[GENS][1], secs[META][1]
+    ngens = secs[GENS][2] // G_SIZE
+
+    def d(k, field):
+        return evdir + k * D_SIZE + field
+
+    def q64(b, o, f):
+        struct.pack_into("<q", b, o, f(struct.unpack_from("<q", b, o)[0]))
+
+    def q32(b, o, f):
+        struct.pack_into("<I", b, o, f(struct.unpack_from("<I", b, o)[0]))
+
+    last1 = struct.unpack_from("<q", data, d(1, D_LAST_TIME))[0]
+    kinds = [struct.unpack_from("<Q", data, meta + M_KIND0 + 8 * k)[0] for k in range(15)]
+    big, small = kinds.index(max(kinds)), kinds.index(min(k for k in kinds if k))
+    # (what, section altered, how, the offset the error names, the section it names)
+    at_open = [
+        ("a block's first event index", EVDIR, lambda b: q64(b, d(2, D_FIRST_EVENT), lambda v: v + 1),
+         d(2, 0), "EVDIR"),
+        ("a block's event count", EVDIR, lambda b: q32(b, d(2, D_NEVENTS), lambda v: v - 1),
+         d(3, 0), "EVDIR"),
+        ("a block starting at its predecessor's last time", EVDIR,
+         lambda b: q64(b, d(2, D_FIRST_TIME), lambda v: last1), d(2, 0), "EVDIR"),
+        ("a block's last time before its first", EVDIR,
+         lambda b: q64(b, d(4, D_LAST_TIME), lambda v: struct.unpack_from("<q", b, d(4, D_FIRST_TIME))[0] - 1),
+         d(4, 0), "EVDIR"),
+        ("a generation's event count", GENS, lambda b: q64(b, gens + G_NEVENTS, lambda v: v + 1),
+         gens, "GENS"),
+        ("a generation's first time", GENS, lambda b: q64(b, gens + G_FIRST_TIME, lambda v: v - 1),
+         gens, "GENS"),
+        ("the last generation's first block", GENS,
+         lambda b: q32(b, gens + (ngens - 1) * G_SIZE + G_FIRST_BLOCK, lambda v: v + 1),
+         gens + (ngens - 1) * G_SIZE, "GENS"),
+        ("META's events", META, lambda b: q64(b, meta + M_EVENTS, lambda v: v + 1), meta, "META"),
+        ("META's last time", META, lambda b: q64(b, meta + M_LAST_TIME, lambda v: v - 1), meta,
+         "META"),
+        ("META's generations", META, lambda b: q64(b, meta + M_GENERATIONS, lambda v: v + 1), gens,
+         "GENS"),
+        ("META's stacks", META, lambda b: q64(b, meta + M_STACKS, lambda v: v + 1), meta, "META"),
+    ]
+    for what, sec, alter, off, name in at_open:
+        b = bytearray(data)
+        alter(b)
+        reseal(b, sec)
+        open(bad, "wb").write(b)
+        want = "offset %d: index section %s" % (off, name)
+        for args in (["info", bad], ["query", bad, "--range", "0:+1ms", "-o", bad + ".json"]):
+            p = run([tdx] + args, timeout=300)
+            err = p.stderr.decode(errors="replace")
+            if p.returncode != 1 or want not in err or "rebuild" not in err:
+                fail("%s altered, %s: exit %d, %r (want %r)" % (what, args[0], p.returncode, err,
+                                                                want))
+    # A block whose directory times are off by one, where that keeps the directory's chain, and
+    # two kind counts moved by one, their total kept: info opens it, info --verify refuses it.
+    gap = [k for k in range(3, secs[EVDIR][2] // D_SIZE)
+           if struct.unpack_from("<q", data, d(k, D_FIRST_TIME))[0]
+           - struct.unpack_from("<q", data, d(k - 1, D_LAST_TIME))[0] >= 2]
+    if not gap:
+        fail("no block starts 2 ns or more after its predecessor's end (the check needs one)")
+    k = gap[0]
+    block_off = secs[EVENTS][1] + struct.unpack_from("<Q", data, d(k, D_OFFSET))[0]
+
+    def kinds_moved(b):
+        q64(b, meta + M_KIND0 + 8 * big, lambda v: v + 1)
+        q64(b, meta + M_KIND0 + 8 * small, lambda v: v - 1)
+
+    for what, sec, alter, want in (
+            ("block %d's first time" % k, EVDIR, lambda b: q64(b, d(k, D_FIRST_TIME), lambda v: v - 1),
+             "offset %d: index event block %d is corrupt" % (block_off, k)),
+            ("two kinds' counts", META, kinds_moved,
+             "offset %d: index section META (its events of each kind)" % meta)):
+        b = bytearray(data)
+        alter(b)
+        reseal(b, sec)
+        open(bad, "wb").write(b)
+        p = run([tdx, "info", bad], timeout=300)
+        if p.returncode != 0:
+            fail("%s altered: info (no --verify) exit %d, %r" % (what, p.returncode, p.stderr))
+        for j in ("1", "2"):
+            rc, _, err = verify(bad, j)
+            if rc != 1 or want not in err or "rebuild" not in err:
+                fail("%s altered, info --verify -j %s: exit %d, %r (want %r)" % (what, j, rc, err,
+                                                                             want))
 
 
 def main():
@@ -111,6 +204,8 @@ def main():
             rc, _, err = verify(bad, j)
             if rc != 1 or "VIEWDATA is corrupt" not in err:
                 fail("a view state and block 0 damaged, -j %d: exit %d, %r" % (j, rc, err))
+
+        check_directory(tdx, data, secs, reseal, bad, verify)
 
         rc, _, err = verify(good, 0)
         if rc != 2 or "-j" not in err:

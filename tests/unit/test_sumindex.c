@@ -331,7 +331,8 @@ static void roundtrip(uint64_t seed, size_t ng, size_t ne, size_t nt, bool big) 
     size_t n;
     uint8_t *p = save(&f, &n);
     tdx_err err;
-    cr_assert_eq(tdx_sumindex_verify(p, n, 0, &err), 0, "verify: %s", err.msg);
+    cr_assert_eq(tdx_sumindex_verify(p, n, 0, NULL, &err), 0, "verify: %s", err.msg);
+    cr_assert_eq(tdx_sumindex_verify(p, n, 0, &f.store, &err), 0, "verify: %s", err.msg);
     int kind;
     for (size_t i = 0; i < f.s.gs.n; i++)
         cr_assert_eq(check_goroutine(&f, p, n, f.s.gs.v[i].id, &kind), 0);
@@ -344,6 +345,26 @@ static void roundtrip(uint64_t seed, size_t ng, size_t ne, size_t nt, bool big) 
     uint64_t tmissing[] = {1, 99, 101, UINT64_MAX, 1ull << 40};
     for (size_t i = 0; i < sizeof tmissing / sizeof *tmissing; i++)
         for (int x = 0; x < 2; x++) cr_assert_eq(check_task(&f, p, n, tmissing[i], x, &kind), 0);
+    free(p);
+    fixture_free(&f);
+}
+
+/* With the store, verify checks string and stack ids as a query's load does: a store that lacks
+ * most of them (a fresh one) is refused, where without a store the section passes. */
+Test(sumindex, verify_checks_ids_against_the_store) {
+    fixture f;
+    build(&f, 7, 200, 50, 40, false);
+    size_t n;
+    uint8_t *p = save(&f, &n);
+    tdx_vgstore small;
+    cr_assert_eq(tdx_vgstore_init(&small), 0);
+    cr_assert_lt(tdx_vgstore_nstrings(&small), f.nstr);
+    tdx_err err;
+    cr_assert_eq(tdx_sumindex_verify(p, n, 0, NULL, &err), 0, "verify: %s", err.msg);
+    cr_assert_eq(tdx_sumindex_verify(p, n, 0, &f.store, &err), 0, "verify: %s", err.msg);
+    cr_assert_eq(tdx_sumindex_verify(p, n, 0, &small, &err), -1);
+    cr_assert_eq(err.kind, TDX_EINDEX);
+    tdx_vgstore_free(&small);
     free(p);
     fixture_free(&f);
 }
@@ -424,7 +445,7 @@ Test(sumindex, spilled_sorts_give_the_same_section) {
     size_t n;
     uint8_t *want = save(&f, &n); /* the log in memory */
     tdx_err err;
-    cr_assert_eq(tdx_sumindex_verify(want, n, 0, &err), 0, "verify: %s", err.msg);
+    cr_assert_eq(tdx_sumindex_verify(want, n, 0, NULL, &err), 0, "verify: %s", err.msg);
     int kind;
     for (size_t i = 0; i < f.s.gs.n; i += 97)
         cr_assert_eq(check_goroutine(&f, want, n, f.s.gs.v[i].id, &kind), 0);
@@ -456,7 +477,7 @@ Test(sumindex, empty_summary) {
     size_t n;
     uint8_t *p = save(&f, &n);
     tdx_err err;
-    cr_assert_eq(tdx_sumindex_verify(p, n, 0, &err), 0);
+    cr_assert_eq(tdx_sumindex_verify(p, n, 0, NULL, &err), 0);
     int kind;
     cr_assert_eq(check_goroutine(&f, p, n, 1, &kind), 0);
     cr_assert_eq(check_task(&f, p, n, 0, true, &kind), 0);
@@ -499,7 +520,7 @@ Test(sumindex, truncated) {
         uint8_t *c = malloc(len ? len : 1);
         memcpy(c, p, len);
         tdx_err err;
-        cr_assert_eq(tdx_sumindex_verify(c, len, 0, &err), -1);
+        cr_assert_eq(tdx_sumindex_verify(c, len, 0, NULL, &err), -1);
         cr_assert_eq(err.kind, TDX_EINDEX);
         free(c);
         cr_assert_eq(damaged_loads(&f, p, len), 14, "a load of %zu of %zu bytes did not fail", len,
@@ -521,7 +542,7 @@ Test(sumindex, flipped_bytes) {
         memcpy(c, p, n);
         c[pos] ^= (uint8_t)(1u << below(&st, 8));
         tdx_err err;
-        cr_assert_eq(tdx_sumindex_verify(c, n, 0, &err), -1, "flip at %zu not detected", pos);
+        cr_assert_eq(tdx_sumindex_verify(c, n, 0, NULL, &err), -1, "flip at %zu not detected", pos);
         cr_assert_eq(err.kind, TDX_EINDEX);
         damaged_loads(&f, c, n);
         free(c);
@@ -532,7 +553,7 @@ Test(sumindex, flipped_bytes) {
         for (size_t i = 0; i < len; i++) c[i] = (uint8_t)rnd(&st);
         if (len >= 8) memcpy(c, p, 8);
         tdx_err err;
-        cr_assert_eq(tdx_sumindex_verify(c, len, 0, &err), -1);
+        cr_assert_eq(tdx_sumindex_verify(c, len, 0, NULL, &err), -1);
         free(c);
     }
     free(p);

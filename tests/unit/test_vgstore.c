@@ -306,6 +306,39 @@ Test(vgstore, damaged_saved_tree) {
     trees_free(&f);
 }
 
+/* tdx_vgtree_check reads every entry: it passes the saved tree and refuses each kind of damage,
+ * including those a query reads without noticing (a caller, a name of another frame). */
+Test(vgstore, check_reads_every_entry) {
+    trees f;
+    trees_setup(&f, 16);
+    uint32_t n = tdx_vgtree_nframes(&f.a);
+    cr_assert_geq(n, 3);
+    size_t nodes = (size_t)tdx_rd64(f.saved.v + 8);
+    uint8_t *ids = f.saved.v + 16, *recs = f.saved.v + 16 + 4 * nodes;
+    tdx_err err;
+    cr_assert_eq(tdx_vgtree_check(&f.b), 0);
+    tdx_buf good = {0};
+    cr_assert_eq(tdx_buf_append(&good, f.saved.v, f.saved.n), 0);
+    /* (offset in the saved bytes, new u32) */
+    size_t at[5] = {(size_t)(recs - f.saved.v) + (size_t)(n - 1) * TDX_VGFRAME_REC,
+                    (size_t)(recs - f.saved.v) + (size_t)(n - 1) * TDX_VGFRAME_REC + 4,
+                    (size_t)(recs - f.saved.v) + 4, (size_t)(ids - f.saved.v) + 4 * f.leaf[0],
+                    (size_t)(ids - f.saved.v) + 4 * f.leaf[1]};
+    uint32_t parent_n = tdx_rd32(f.saved.v + at[0]), name_n = tdx_rd32(f.saved.v + at[1]);
+    uint32_t val[5] = {parent_n ? parent_n - 1 : 1, name_n == 1 ? 2 : 1, 1000,
+                       tdx_rd32(f.saved.v + 16 + 4 * (size_t)f.leaf[2]), n};
+    for (int i = 0; i < 5; i++) {
+        memcpy(f.saved.v, good.v, good.n);
+        tdx_le32(f.saved.v + at[i], val[i]);
+        tdx_vgtree_free(&f.b);
+        tdx_vgtree_init(&f.b, &f.s);
+        cr_assert_eq(tdx_vgtree_load(&f.b, f.saved.v, f.saved.n, &g_names, &err), 0);
+        cr_expect_eq(tdx_vgtree_check(&f.b), -1, "damage %d passed", i);
+    }
+    tdx_vec_free(&good);
+    trees_free(&f);
+}
+
 Test(vgstore, deferred_nodes_load_when_needed) {
     tdx_vgstore a, b;
     uint32_t leaf[24];
