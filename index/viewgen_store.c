@@ -755,7 +755,8 @@ int tdx_vgtree_check(const tdx_vgtree *t) {
         const uint8_t *r = saved_rec(t, id, &parent);
         const uint8_t *nm = r ? fname(&t->names, tdx_rd32(r + 4)) : NULL;
         tdx_vgnode nd = tdx_vgstore_node(t->store, node_of[id]);
-        uint32_t want = nd.parent < t->saved_nodes ? tdx_rd32(t->saved_ids + 4 * nd.parent) : 0;
+        uint32_t want =
+            nd.parent < t->saved_nodes ? tdx_rd32(t->saved_ids + 4 * (size_t)nd.parent) : 0;
         if (!nm || tdx_rd32(nm + 16) != nd.func || tdx_rd64(nm) != nd.line || parent != want ||
             (nd.parent && !want))
             rc = -1;

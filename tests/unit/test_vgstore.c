@@ -322,8 +322,9 @@ Test(vgstore, check_reads_every_entry) {
     /* (offset in the saved bytes, new u32) */
     size_t at[5] = {(size_t)(recs - f.saved.v) + (size_t)(n - 1) * TDX_VGFRAME_REC,
                     (size_t)(recs - f.saved.v) + (size_t)(n - 1) * TDX_VGFRAME_REC + 4,
-                    (size_t)(recs - f.saved.v) + 4, (size_t)(ids - f.saved.v) + 4 * f.leaf[0],
-                    (size_t)(ids - f.saved.v) + 4 * f.leaf[1]};
+                    (size_t)(recs - f.saved.v) + 4,
+                    (size_t)(ids - f.saved.v) + 4 * (size_t)f.leaf[0],
+                    (size_t)(ids - f.saved.v) + 4 * (size_t)f.leaf[1]};
     uint32_t parent_n = tdx_rd32(f.saved.v + at[0]), name_n = tdx_rd32(f.saved.v + at[1]);
     uint32_t val[5] = {parent_n ? parent_n - 1 : 1, name_n == 1 ? 2 : 1, 1000,
                        tdx_rd32(f.saved.v + 16 + 4 * (size_t)f.leaf[2]), n};
