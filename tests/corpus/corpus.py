@@ -353,34 +353,16 @@ def check_crafted(tdx, name, tmp):
     not a damaged one): every query still ends with exit 0 or 1 and no sanitizer report, never
     a crash or a hang. Parent ids, name ids, text bounds and node ids are checked where read.
     Then a viewer store and generator states altered the same way: info --verify refuses them."""
-    import ctypes
     import random
     import struct
-    try:
-        xx = ctypes.CDLL("libxxhash.so.0")
-    except OSError:
-        print("SKIP: libxxhash.so.0 not found (needed to re-seal the checksums)")
-        sys.exit(SKIP)
-    xx.XXH3_64bits.restype = ctypes.c_uint64
-    xx.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-
-    def xxh(b):
-        return xx.XXH3_64bits(bytes(b), len(b))
-
+    from common import Sealed
     good = os.path.join(tmp, "good.tidx")
     run([tdx, "build", "--quiet", trace_path(name), "-o", good], ok=True)
-    data = bytearray(open(good, "rb").read())
-    toff, tcount = struct.unpack_from("<QI", data, 24)
-    secs = {}
-    for i in range(tcount):
-        kind, flags, off, length, _ = struct.unpack_from("<IIQQQ", data, toff + 32 * i)
-        secs[kind] = (i, off, length, flags)
-
-    def reseal(b, kind):
-        i, off, length, flags = secs[kind]
-        struct.pack_into("<Q", b, toff + 32 * i + 24, xxh(b[off:off + length]))
-        struct.pack_into("<Q", b, 80, xxh(b[toff:toff + 32 * tcount]))  # the section table's
-        struct.pack_into("<Q", b, 120, xxh(b[0:120]))  # the header's
+    sx = Sealed.load(good)
+    if sx is None:
+        print("SKIP: libxxhash.so.0 not found (needed to re-seal the checksums)")
+        sys.exit(SKIP)
+    data, secs, xxh, reseal = bytearray(sx.data), sx.secs, sx.xxh, sx.reseal
 
     viewdata, fnames = secs[17][1], secs[19]
     rnd = random.Random(1)
@@ -580,7 +562,7 @@ def check_resealed(tdx, name, tmp):
     struct.pack_into("<Q", b, so + 8 + 16, u64(b, so + 8 + 16) - 1)  # the last event's time
     struct.pack_into("<Q", b, so + 352, sx.xxh(b[so:so + 352]))
     expect(b, "the summary's last time", "section SUMMARY (its totals)")
-    ro, rlen = secs[12][1], secs[12][2]
+    ro = secs[12][1]
     nr = u64(data, ro)
     if nr >= 2:
         b = bytearray(data)

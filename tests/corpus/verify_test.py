@@ -7,14 +7,13 @@ and META's numbers altered under re-sealed checksums are refused (check_director
 
 usage: verify_test.py TRACEIDX TRACEGEN
 """
-import ctypes
 import os
 import shutil
 import struct
 import sys
 import tempfile
 
-from common import SANITIZE, SKIP, fail, run
+from common import SANITIZE, SKIP, Sealed, fail, run
 
 META, GENS, EVDIR, EVENTS, VIEW_PROC, VIEWDATA = 1, 5, 6, 7, 14, 17
 D_OFFSET, D_NEVENTS, D_FIRST_EVENT, D_FIRST_TIME, D_LAST_TIME, D_HASH, D_SIZE = 0, 12, 16, 24, 32, 40, 48
@@ -117,38 +116,20 @@ def main():
         print(__doc__)
         sys.exit(2)
     tdx, tracegen = sys.argv[1], sys.argv[2]
-    try:
-        xx = ctypes.CDLL("libxxhash.so.0")
-    except OSError:
-        print("SKIP: libxxhash.so.0 not found (needed to re-seal the checksums)")
-        sys.exit(SKIP)
-    xx.XXH3_64bits.restype = ctypes.c_uint64
-    xx.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-
-    def xxh(b):
-        return xx.XXH3_64bits(bytes(b), len(b))
-
     tmp = tempfile.mkdtemp(prefix="tdxv-")
     try:
         trace = os.path.join(tmp, "t.trace")
         run([tracegen, "--quiet", "--size", "3MiB", "--seed", "5", "-o", trace], ok=True)
         good = os.path.join(tmp, "good.tidx")
         run([tdx, "build", "--quiet", trace, "-o", good], ok=True)
-        data = bytearray(open(good, "rb").read())
-        toff, tcount = struct.unpack_from("<QI", data, 24)
-        secs = {}
-        for i in range(tcount):
-            kind, _, off, length, _ = struct.unpack_from("<IIQQQ", data, toff + 32 * i)
-            secs[kind] = (i, off, length)
+        sx = Sealed.load(good)
+        if sx is None:
+            print("SKIP: libxxhash.so.0 not found (needed to re-seal the checksums)")
+            sys.exit(SKIP)
+        data, secs, xxh, reseal = bytearray(sx.data), sx.secs, sx.xxh, sx.reseal
         nblocks = secs[EVDIR][2] // D_SIZE
         if nblocks < 6:
             fail("the generated trace has %d event blocks; the check needs at least 6" % nblocks)
-
-        def reseal(b, kind):
-            i, off, length = secs[kind]
-            struct.pack_into("<Q", b, toff + 32 * i + 24, xxh(b[off:off + length]))
-            struct.pack_into("<Q", b, 80, xxh(b[toff:toff + 32 * tcount]))  # the section table's
-            struct.pack_into("<Q", b, 120, xxh(b[0:120]))  # the header's
 
         def verify(path, jobs):
             p = run([tdx, "info", "--verify", "-j", jobs, path], timeout=300)
