@@ -192,6 +192,21 @@ static int verify_store(tdx_index *ix, tdx_vgstore *st, tdx_err *err) {
     return rc ? -1 : 0;
 }
 
+/* Every frame name against the frame it is made from (a query copies a name's text into
+ * stackFrames as it is, so altered text would print; the frame trees name records only). */
+static int verify_fnames(tdx_index *ix, const tdx_vgstore *st, tdx_err *err) {
+    uint64_t len, bad;
+    const uint8_t *np = tdx_index_section(ix, TDX_SEC_FNAMES, &len, err);
+    if (!np) return -1;
+    tdx_fnames names;
+    if (tdx_fnames_load(&names, np, (size_t)len, err))
+        return tdx_index_corrupt(err, ix->sec[TDX_SEC_FNAMES].off, "section FNAMES");
+    int rc = tdx_fnames_check(&names, st, &ix->tabs, &bad);
+    if (rc == -2) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    uint64_t at = bad ? 8 + (bad - 1) * TDX_FNAME_REC : 0;
+    return rc ? tdx_index_corrupt(err, ix->sec[TDX_SEC_FNAMES].off + at, "section FNAMES") : 0;
+}
+
 /* Decodes a GOROUTINES, PROCS or THREADS table: as many records as META counts, ids strictly
  * ascending (signed), each seen by an event, last time not before the first, nothing after;
  * *events gets the sum of the records' event counts (the caller recounts them from the events).
@@ -343,7 +358,7 @@ static int verify_views(tdx_index *ix, tdx_err *err) {
         if (verify_store(ix, &store, err)) return -1;
         st = &store;
     }
-    int rc = 0;
+    int rc = st && ix->sec[TDX_SEC_FNAMES].present ? verify_fnames(ix, st, err) : 0;
     for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE && !rc; k++)
         if (ix->sec[k].present) rc = verify_view(ix, k, st, err);
     if (!rc && ix->sec[TDX_SEC_SUMMARY].present) rc = verify_summary(ix, st, err);

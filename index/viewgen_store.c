@@ -470,6 +470,36 @@ int tdx_fnames_load(tdx_fnames *f, const uint8_t *p, size_t n, tdx_err *err) {
     return 0;
 }
 
+int tdx_fnames_check(const tdx_fnames *f, const tdx_vgstore *s, const tdx_gen *tabs,
+                     uint64_t *bad) {
+    *bad = 0;
+    if (f->n != tabs->frames.n) return -1;
+    tdx_buf want = {0};
+    uint64_t at = 0;
+    int rc = 0;
+    for (uint64_t k = 1; k <= f->n && !rc; k++) {
+        const uint8_t *r = f->recs + (k - 1) * TDX_FNAME_REC;
+        const tdx_frame *fr = &tabs->frames.v[k - 1];
+        uint64_t off = tdx_rd64(r + 8), len = tdx_rd32(r + 20);
+        want.n = 0;
+        if (tdx_rd32(r + 16) != fr->func || tdx_rd64(r) != fr->line || off != at ||
+            len > f->textlen - at || fr->func >= tdx_vgstore_nstrings(s)) {
+            rc = -1;
+        } else {
+            tdx_str fn = tdx_vgstore_str(s, fr->func);
+            if (tdx_json_quote_frame(&want, fn.p, fn.n, fr->line))
+                rc = -2;
+            else if (want.n != len || memcmp(want.v, f->text + off, (size_t)len) != 0)
+                rc = -1;
+        }
+        if (rc == -1) *bad = k;
+        at += len;
+    }
+    if (!rc && at != f->textlen) rc = -1, *bad = f->n;
+    tdx_vec_free(&want);
+    return rc;
+}
+
 /* Name k's record, or NULL when k is no name or its text lies outside the section. */
 static const uint8_t *fname(const tdx_fnames *f, uint32_t k) {
     if (k == 0 || k > f->n) return NULL;

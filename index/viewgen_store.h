@@ -188,6 +188,11 @@ typedef struct tdx_fnames {
 } tdx_fnames;
 
 int tdx_fnames_load(tdx_fnames *f, const uint8_t *p, size_t n, tdx_err *err);
+/* Checks every name against what the build writes from the trace's frames (tabs, whose string
+ * ids are the store's): one name per frame in its order, with its function and line, its text
+ * the JSON string of "<func>:<line>", each right after the previous one and the last ending the
+ * section. 0; -1 when damaged (*bad: the name, from 1; 0 for the count); -2 out of memory. */
+int tdx_fnames_check(const tdx_fnames *f, const tdx_vgstore *s, const tdx_gen *tabs, uint64_t *bad);
 
 /* The default tree: frame ids over the store's nodes (the two trees have the same shape, since
  * both are keyed by PC under the parent).

@@ -333,8 +333,9 @@ static const char info_help[] =
     "  --json    the same as a JSON object\n"
     "  --verify  also check every section and block checksum, decode every event block\n"
     "            (its times against the block directory, the kinds against the totals),\n"
-    "            and read every view's blobs and saved states, the summary's blocks and\n"
-    "            the split ranges as a query would: what a query finds corrupt, it finds\n"
+    "            and read every view's blobs, frame tree and saved states, the frame\n"
+    "            names, the summary's blocks and the split ranges as a query would: what\n"
+    "            a query finds corrupt, it finds\n"
     "  -j N      threads decoding the event blocks for --verify (default: number of CPUs;\n"
     "            the same answer for any N: the first damaged block is the one named)\n";
 

@@ -553,6 +553,18 @@ def check_resealed(tdx, name, tmp):
         struct.pack_into("<I", b, rec, 0 if struct.unpack_from("<I", b, rec)[0] else 1)
         reblob(b, proc + 40, 14)
         expect(b, "a frame's caller", "section VIEW_PROC")
+    # a frame name's text and another's line: a query copies the text into stackFrames as it is
+    fo = secs[19][1]
+    nnames = u64(data, fo)
+    if nnames >= 2:
+        b = bytearray(data)
+        b[fo + 8 + 24 * nnames + 1] ^= 0x20  # the first name's first letter, its case swapped
+        sx.reseal(b, 19)
+        expect(b, "a frame name's text", "section FNAMES")
+        b = bytearray(data)
+        struct.pack_into("<Q", b, fo + 8 + 24, u64(b, fo + 8 + 24) + 1)  # the second's line
+        sx.reseal(b, 19)
+        expect(b, "a frame name's line", "section FNAMES")
     b = bytearray(data)
     struct.pack_into("<Q", b, gor + VH_NNAMES, u64(b, gor + VH_NNAMES) + 1)
     sx.reseal(b, 16)

@@ -340,6 +340,68 @@ Test(vgstore, check_reads_every_entry) {
     trees_free(&f);
 }
 
+/* FNAMES as the build writes it from a trace's frames passes; each kind of damage is found at
+ * the name it touches. */
+Test(vgstore, frame_names_checked_against_the_frames) {
+    tdx_vgstore s;
+    cr_assert_eq(tdx_vgstore_init(&s), 0);
+    uint32_t f1 = tdx_vgstore_intern(&s, "main.main", 9), f2 = tdx_vgstore_intern(&s, "a\"<b", 4);
+    tdx_gen g;
+    memset(&g, 0, sizeof g);
+    tdx_frame fr[3] = {{.func = f1, .line = 10}, {.func = f2, .line = 7}, {.func = f1, .line = 12}};
+    tdx_fnames_w w;
+    tdx_fnames_w_init(&w);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(tdx_vec_push(&g.frames, fr[i]), 0);
+        cr_assert_eq(tdx_fnames_w_add(&w, &s, fr[i].func, fr[i].line), 0);
+    }
+    tdx_buf good = {0}, b = {0};
+    cr_assert_eq(tdx_fnames_w_finish(&w, &good), 0);
+    cr_assert_eq(tdx_buf_append(&good, "x", 1), 0); /* (a trailing byte, cut below) */
+    const size_t text = 8 + 3 * TDX_FNAME_REC;
+    cr_assert_eq(memcmp(good.v + text, "\"main.main:10\"\"a\\\"\\u003cb:7\"", 28), 0, "%.*s", 28,
+                 (const char *)good.v + text);
+    /* (offset, new byte, or -1 for the trailing byte kept; the name that is wrong) */
+    struct {
+        size_t at;
+        int val;
+        uint64_t bad;
+    } dmg[] = {
+        {0, 0, 0},                                /* no damage */
+        {text + 1, 'M', 1},                       /* a text's letter */
+        {8 + TDX_FNAME_REC, 8, 2},                /* a line */
+        {8 + 2 * TDX_FNAME_REC + 16, (int)f2, 3}, /* a function */
+        {8 + TDX_FNAME_REC + 8, 15, 2},           /* a text's offset */
+        {8 + 2 * TDX_FNAME_REC + 20, 13, 3},      /* a text's length */
+        {0, -1, 3},                               /* text after the last */
+    };
+    tdx_err err;
+    for (size_t i = 0; i < sizeof dmg / sizeof *dmg; i++) {
+        b.n = 0;
+        cr_assert_eq(tdx_buf_append(&b, good.v, good.n - (dmg[i].val == -1 ? 0 : 1)), 0);
+        if (i > 0 && dmg[i].val >= 0) b.v[dmg[i].at] = (uint8_t)dmg[i].val;
+        tdx_fnames names;
+        cr_assert_eq(tdx_fnames_load(&names, b.v, b.n, &err), 0, "%s", err.msg);
+        uint64_t bad = 99;
+        cr_expect_eq(tdx_fnames_check(&names, &s, &g, &bad), i ? -1 : 0, "damage %zu", i);
+        cr_expect_eq(bad, i ? dmg[i].bad : 0, "damage %zu: name %lu", i, (unsigned long)bad);
+    }
+    /* one frame more than names */
+    tdx_fnames names;
+    b.n = 0;
+    cr_assert_eq(tdx_buf_append(&b, good.v, good.n - 1), 0);
+    cr_assert_eq(tdx_fnames_load(&names, b.v, b.n, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_vec_push(&g.frames, fr[0]), 0);
+    uint64_t bad = 99;
+    cr_expect_eq(tdx_fnames_check(&names, &s, &g, &bad), -1);
+    cr_expect_eq(bad, 0);
+    tdx_vec_free(&b);
+    tdx_vec_free(&good);
+    tdx_vec_free(&g.frames);
+    tdx_fnames_w_free(&w);
+    tdx_vgstore_free(&s);
+}
+
 Test(vgstore, deferred_nodes_load_when_needed) {
     tdx_vgstore a, b;
     uint32_t leaf[24];
