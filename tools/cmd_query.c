@@ -61,11 +61,23 @@ static int parse_duration(const char *s, int64_t *out) {
     double total = 0;
     const char *p = s;
     while (*p) {
-        if (!((*p >= '0' && *p <= '9') || *p == '.')) return -1;
+        /* Digits with at most one point, as Go takes them (strtod alone would also take an
+         * exponent, hex or "inf"). */
+        char num[64];
+        size_t n = 0, digits = 0, points = 0;
+        for (; (p[n] >= '0' && p[n] <= '9') || p[n] == '.'; n++) {
+            if (p[n] == '.')
+                points++;
+            else
+                digits++;
+        }
+        if (!digits || points > 1 || n >= sizeof num) return -1;
+        memcpy(num, p, n);
+        num[n] = 0;
         errno = 0;
-        double v = strtod(p, &end);
-        if (end == p || errno) return -1;
-        p = end;
+        double v = strtod(num, &end);
+        if (*end || errno) return -1;
+        p += n;
         double unit;
         if (!strncmp(p, "ns", 2))
             unit = 1, p += 2;
@@ -228,7 +240,7 @@ int cmd_query(int argc, char **argv) {
                                    "1200ms:+300ms or a number of ns)",
                                    range);
         }
-        if (rel) e = s + e;
+        if (rel) e = e > INT64_MAX - s ? INT64_MAX : s + e; /* "+a long time": to the end */
         if (!nb && e < s) e = s; /* "START:" past the end: the empty window there */
         if (e < s) {
             tdx_index_close(&ix);

@@ -578,6 +578,10 @@ def check_cli():
     expect(["query", ix, "--range", "#0"], 1, "no range #0")
     expect(["query", ix, "--range", "1x:2"], 2, "cannot read the times")
     expect(["query", ix, "--range", "5ms:1ms"], 2, "ends before it starts")
+    # numbers as Go's time.ParseDuration reads them: digits with at most one point (C's strtod
+    # would also take an exponent, hex or "inf")
+    for r in ("1e3ms:", "0x1p3ms:", "inf:", "1.2.3ms:", ".ms:", "1ms:+1e1ms"):
+        expect(["query", ix, "--range", r], 2, "cannot read the times")
     expect(["query", ix, "--start", "3"], 2, "go together")
     expect(["query", ix, "--view", "goroutines"], 2, "procs or threads")
     expect(["query"], 2, "need an INDEX")
@@ -593,6 +597,12 @@ def check_cli():
         fail("query TRACE differs from query TRACE.tidx")
     if run([T, "query", ix, "--range", "0:"]).stdout[:200] != run([T, "query", ix, "--range", ":+1h"]).stdout[:200]:
         fail("open-ended ranges differ")
+    # START:+DUR past the largest time means to the end (START + DUR used to overflow)
+    if (run([T, "query", ix, "--range", "1ms:+%d" % (2**63 - 1)]).stdout
+            != run([T, "query", ix, "--range", "1ms:"]).stdout):
+        fail("1ms:+(2^63-1) differs from 1ms:")
+    if run([T, "query", ix, "--range", "1.5ms:+.25ms"]).stdout != run([T, "query", ix, "--range", "1500us:1750000ns"]).stdout:
+        fail("1.5ms:+.25ms differs from 1500us:1750000ns")
     # a window past the last event is empty, not an error, and says so; "START:" there is that
     # empty window, not one that ends before it starts
     p = run([T, "query", ix, "--range", "1h:2h"])
