@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mem.h"
+#include "regfile.h"
 #include "spec.h"
 #include "textfmt.h"
 
@@ -65,18 +66,9 @@ static int is_text_start(const uint8_t *p, size_t n) {
 int tdx_source_open(tdx_source *s, const char *path, tdx_err *err) {
     memset(s, 0, sizeof *s);
     s->path = path;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot open: %s", strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot stat: %s", strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "not a regular file");
-    }
+    int fd = tdx_open_regular(path, &st, err);
+    if (fd < 0) return -1;
     size_t size = (size_t)st.st_size;
     void *map = NULL;
     if (size > 0) {

@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "core/reader.h"
+#include "core/regfile.h"
 #include "core/varint.h"
 #include "evcodec.h"
 #include "strpack.h"
@@ -277,13 +278,9 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     memset(ix, 0, sizeof *ix);
     ix->path = path;
     tdx_gen_init(&ix->tabs, NULL, 0);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "cannot open: %s", strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "not a regular file");
-    }
+    int fd = tdx_open_regular(path, &st, err);
+    if (fd < 0) return -1;
     ix->size = (size_t)st.st_size;
     if (ix->size < 8) {
         close(fd);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/gofmt.h"
+#include "core/regfile.h"
 #include "core/spec.h"
 
 void cli_report(const char *file, const tdx_err *err) {
@@ -149,11 +150,10 @@ int cli_jobs_arg(int argc, char **argv, int *i, int *jobs) {
 
 int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
     tdx_err err;
-    FILE *f = fopen(path, "rb");
     uint8_t magic[8] = {0};
-    bool is_index = f && fread(magic, 1, 8, f) == 8 && tdx_is_index(magic, 8);
-    if (f) fclose(f);
-    if (is_index || !f) {
+    ssize_t got = tdx_read_head(path, magic, sizeof magic);
+    bool is_index = got == 8 && tdx_is_index(magic, 8);
+    if (is_index || got < 0) {
         if (tdx_index_open(ix, path, &err)) {
             cli_report(path, &err);
             return -1;

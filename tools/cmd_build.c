@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "core/prefetch.h"
 #include "core/reader.h"
+#include "core/regfile.h"
 #include "index/query.h"
 #include "index/reader.h"
 #include "index/sumindex.h"
@@ -53,16 +54,14 @@ static const char build_help[] =
 
 /* Refuses to replace something that is not an index (or a path we cannot inspect). */
 static int check_target(const char *out) {
-    int fd = open(out, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT) return 0;
-        fprintf(stderr, "traceidx: %s: cannot inspect the output path: %s\n", out, strerror(errno));
+    uint8_t magic[8] = {0};
+    ssize_t n = tdx_read_head(out, magic, sizeof magic);
+    if (n == -ENOENT) return 0;
+    if (n < 0) {
+        fprintf(stderr, "traceidx: %s: cannot inspect the output path: %s\n", out,
+                strerror((int)-n));
         return -1;
     }
-    struct stat st;
-    uint8_t magic[8] = {0};
-    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, magic, sizeof magic) : -1;
-    close(fd);
     if (n == 8 && tdx_is_index(magic, 8)) return 0;
     fprintf(stderr,
             "traceidx: %s: exists and is not a traceidx index; refusing to overwrite it "

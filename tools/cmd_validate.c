@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "core/event.h"
 #include "core/reader.h"
+#include "core/regfile.h"
 #include "index/evcodec.h"
 #include "index/reader.h"
 
@@ -199,12 +200,8 @@ int cmd_validate(int argc, char **argv) {
 }
 
 static bool file_is_index(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
     uint8_t m[8];
-    bool r = fread(m, 1, 8, f) == 8 && tdx_is_index(m, 8);
-    fclose(f);
-    return r;
+    return tdx_read_head(path, m, sizeof m) == 8 && tdx_is_index(m, 8);
 }
 
 /* The events stored in an index, printed exactly as from the trace itself. */

@@ -54,6 +54,16 @@ has err "unknown or unsupported trace version go 1.24"
 mkdir "$W/dir"
 expect 1 "$T" validate "$W/dir"
 has err "not a regular file"
+# A FIFO with no writer is refused at once by every command that reads a file (opening it for
+# reading used to wait for a writer forever), and build will not write its index over one.
+mkfifo "$W/fifo"
+for c in validate dump "dump --events" viewjson build info "info --verify" query ranges; do
+    # shellcheck disable=SC2086 # $c holds a command and its option
+    expect 1 timeout 20 "$T" $c "$W/fifo"
+    has err "traceidx: $W/fifo: not a regular file"
+done
+expect 1 timeout 20 "$T" text2bin "$W/fifo" -o "$W/fifo.trace"
+has err "not a regular file"
 
 # A valid trace, then the same trace truncated inside its last generation.
 good="$D/edge/tasks-across-generations.test"
@@ -61,6 +71,8 @@ expect 0 "$T" text2bin "$good" -o "$W/good.trace"
 [ -z "$(ls "$W" | grep '\.tmp\.')" ] || fail "text2bin left a temporary file"
 expect 0 "$T" validate "$W/good.trace"
 has out "valid go 1.22 trace: 2 generations, 10 events"
+expect 1 timeout 20 "$T" build --quiet "$W/good.trace" -o "$W/fifo"
+has err "$W/fifo: exists and is not a traceidx index; refusing to overwrite it"
 size=$(wc -c <"$W/good.trace")
 head -c $((size - 7)) "$W/good.trace" >"$W/cut.trace"
 expect 1 "$T" validate "$W/cut.trace"
