@@ -19,6 +19,10 @@ static int io_err(tdx_err *err, const char *what, const char *path, int e) {
 int tdx_afile_open(tdx_afile *f, const char *path, tdx_err *err) {
     memset(f, 0, sizeof *f);
     f->fd = -1;
+    /* The rename at the end would fail over a directory: say so before any work is done. */
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "is a directory, not a file to write");
     size_t n = strlen(path);
     f->dst = strdup(path);
     f->tmp = malloc(n + 32);

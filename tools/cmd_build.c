@@ -118,7 +118,7 @@ int cmd_build(int argc, char **argv) {
             fputs(build_help, stdout);
             return TDX_EXIT_OK;
         } else if (!strcmp(argv[i], "-o")) {
-            if (++i >= argc) return cli_usage_error("build", "-o needs a file name");
+            if (++i >= argc || !*argv[i]) return cli_usage_error("build", "-o needs a file name");
             out = argv[i];
         } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
             if (jr < 0) return cli_usage_error("build", "-j needs a number from 1 to 1024");

@@ -166,7 +166,7 @@ int cmd_query(int argc, char **argv) {
                 q.has_taskid = true, q.taskid = v;
             }
         } else if (!strcmp(a, "-o")) {
-            if (!more) return cli_usage_error("query", "-o needs a file name");
+            if (!more || !*argv[i + 1]) return cli_usage_error("query", "-o needs a file name");
             out = argv[++i];
         } else if (!strcmp(a, "--verbose")) {
             verbose = true;

@@ -23,7 +23,8 @@ int cmd_text2bin(int argc, char **argv) {
             fputs(text2bin_help, stdout);
             return TDX_EXIT_OK;
         } else if (!strcmp(argv[i], "-o")) {
-            if (++i >= argc) return cli_usage_error("text2bin", "-o needs a file name");
+            if (++i >= argc || !*argv[i])
+                return cli_usage_error("text2bin", "-o needs a file name");
             out = argv[i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("text2bin", "unknown option %s", argv[i]);

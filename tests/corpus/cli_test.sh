@@ -73,6 +73,15 @@ expect 0 "$T" validate "$W/good.trace"
 has out "valid go 1.22 trace: 2 generations, 10 events"
 expect 1 timeout 20 "$T" build --quiet "$W/good.trace" -o "$W/fifo"
 has err "$W/fifo: exists and is not a traceidx index; refusing to overwrite it"
+# An empty -o is a usage error, and -o a directory fails before any work (query and text2bin
+# used to fail only at the final rename; build refuses it as not an index).
+for c in build query text2bin; do
+    expect 2 "$T" $c "$W/good.trace" -o ""
+    has err "\-o needs a file name"
+done
+mkdir "$W/outdir"
+expect 1 "$T" text2bin "$good" -o "$W/outdir"
+has err "traceidx: $W/outdir: is a directory, not a file to write"
 size=$(wc -c <"$W/good.trace")
 head -c $((size - 7)) "$W/good.trace" >"$W/cut.trace"
 expect 1 "$T" validate "$W/cut.trace"
@@ -99,6 +108,8 @@ has err "traceidx: $W/fakep.test: proc 1000000: the proc view has a lane for eve
 sed 's/p=1000000 /p=999999 /' "$W/fakep.test" >"$W/lastp.test"
 expect 0 "$T" build --quiet "$W/lastp.test" -o "$W/lastp.tidx"
 expect 0 "$T" query "$W/lastp.tidx" --range 0:+1us -o "$W/lastp.json"
+expect 1 "$T" query "$W/lastp.tidx" --range 0:+1us -o "$W/outdir"
+has err "traceidx: $W/outdir: is a directory, not a file to write"
 grep -q '"name":"Proc 999999"' "$W/lastp.json" || fail "no lane for proc 999999"
 rm -f "$W/lastp.json"
 
