@@ -23,14 +23,17 @@ int tdx_afile_open(tdx_afile *f, const char *path, tdx_err *err) {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
         return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "is a directory, not a file to write");
-    size_t n = strlen(path);
-    f->dst = strdup(path);
+    /* A symlink to an existing file (/dev/stdout redirected to a file, say) is written through:
+     * the file it names is replaced, not the link (nor, in /dev, a link the system needs). */
+    f->dst = realpath(path, NULL);
+    if (!f->dst) f->dst = strdup(path);
+    size_t n = f->dst ? strlen(f->dst) : 0;
     f->tmp = malloc(n + 32);
     if (!f->dst || !f->tmp) {
         tdx_afile_abort(f);
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     }
-    snprintf(f->tmp, n + 32, "%s.tmp.XXXXXX", path);
+    snprintf(f->tmp, n + 32, "%s.tmp.XXXXXX", f->dst);
     f->fd = mkostemp(f->tmp, O_CLOEXEC);
     if (f->fd < 0) {
         int e = errno;
@@ -50,6 +53,24 @@ int tdx_afile_open(tdx_afile *f, const char *path, tdx_err *err) {
     return 0;
 }
 
+int tdx_afile_open_output(tdx_afile *f, const char *path, tdx_err *err) {
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return tdx_afile_open(f, path, err);
+    memset(f, 0, sizeof *f);
+    f->direct = 1;
+    f->dst = strdup(path);
+    if (!f->dst) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    /* A FIFO's open waits for its reader, as a shell's redirection does. */
+    f->fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (f->fd < 0) {
+        int e = errno;
+        tdx_afile_abort(f);
+        return io_err(err, "cannot open", path, e);
+    }
+    return 0;
+}
+
 int tdx_afile_truncate(tdx_afile *f, uint64_t off, tdx_err *err) {
     if (ftruncate(f->fd, (off_t)off) != 0 || lseek(f->fd, (off_t)off, SEEK_SET) < 0)
         return io_err(err, "cannot truncate", f->tmp, errno);
@@ -64,7 +85,7 @@ int tdx_afile_write(tdx_afile *f, const void *p, size_t n, tdx_err *err) {
         ssize_t k = write(f->fd, c, n);
         if (k < 0) {
             if (errno == EINTR) continue;
-            return io_err(err, "cannot write", f->tmp, errno);
+            return io_err(err, "cannot write", f->direct ? f->dst : f->tmp, errno);
         }
         c += k;
         n -= (size_t)k;
@@ -73,7 +94,7 @@ int tdx_afile_write(tdx_afile *f, const void *p, size_t n, tdx_err *err) {
     /* Start writing back each full MiB now, so that the fsync at commit waits for the tail only
      * (a 6 MB query output: fsync 4.2 -> 0.5 ms). Advisory: its failure is the fsync's to report.
      */
-    if (f->written - f->flushed >= WB_STEP) {
+    if (!f->direct && f->written - f->flushed >= WB_STEP) {
         uint64_t upto = f->written / WB_STEP * WB_STEP;
         (void)sync_file_range(f->fd, (off_t)f->flushed, (off_t)(upto - f->flushed),
                               SYNC_FILE_RANGE_WRITE);
@@ -98,6 +119,13 @@ int tdx_afile_pwrite(tdx_afile *f, const void *p, size_t n, uint64_t off, tdx_er
 }
 
 int tdx_afile_commit(tdx_afile *f, tdx_err *err) {
+    if (f->direct) { /* (fsync means nothing to a pipe or device: EINVAL) */
+        int rc = close(f->fd);
+        int e = errno;
+        f->fd = -1;
+        tdx_afile_abort(f);
+        return rc != 0 ? io_err(err, "cannot close", "the output", e) : 0;
+    }
     if (fsync(f->fd) != 0) {
         io_err(err, "cannot sync", f->dst, errno);
         tdx_afile_abort(f);
@@ -142,7 +170,7 @@ void tdx_afile_abort(tdx_afile *f) {
 
 int tdx_write_file_atomic(const char *path, const void *p, size_t n, tdx_err *err) {
     tdx_afile f;
-    if (tdx_afile_open(&f, path, err)) return -1;
+    if (tdx_afile_open_output(&f, path, err)) return -1;
     if (tdx_afile_write(&f, p, n, err)) {
         tdx_afile_abort(&f);
         return -1;

@@ -33,7 +33,8 @@ static const char query_help[] =
     "  --task T         task T and its subtasks over the proc (or thread) view (focustask=T)\n"
     "  --taskid T       the goroutine-oriented view of task T's goroutines with its regions\n"
     "                   (taskid=T)\n"
-    "  -o FILE          write to FILE (atomically) instead of stdout\n"
+    "  -o FILE          write to FILE (atomically; a device or FIFO in place) instead of\n"
+    "                   stdout\n"
     "  --verbose        say on stderr where the replay started and what it read\n\n"
     "Where go tool trace's own order depends on Go map iteration, a fixed order is used (see\n"
     "docs/architecture.md). A goroutine or task the trace does not have is an error.\n";
@@ -266,7 +267,7 @@ int cmd_query(int argc, char **argv) {
     static char obuf[1 << 16];
     if (out) {
         cli_hold_interrupts();
-        if (tdx_afile_open(&sk.af, out, &err)) {
+        if (tdx_afile_open_output(&sk.af, out, &err)) {
             cli_remove_on_signal(NULL);
             cli_report(out, &err);
             tdx_index_close(&ix);

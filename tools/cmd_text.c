@@ -13,8 +13,8 @@ static const char text2bin_help[] =
     "usage: traceidx text2bin IN -o OUT\n\n"
     "Converts a trace in Go's text format into the binary wire format, byte for byte as Go's\n"
     "test harness does. IN may be a plain text trace (starting with \"Trace Go1.N\") or a Go test\n"
-    "file with \"-- expect --\" and \"-- trace --\" sections. OUT is written atomically; \"-\" is\n"
-    "standard output.\n";
+    "file with \"-- expect --\" and \"-- trace --\" sections. OUT is written atomically (a\n"
+    "device or FIFO in place); \"-\" is standard output.\n";
 
 int cmd_text2bin(int argc, char **argv) {
     const char *in = NULL, *out = NULL;

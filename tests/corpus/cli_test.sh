@@ -110,6 +110,32 @@ expect 0 "$T" build --quiet "$W/lastp.test" -o "$W/lastp.tidx"
 expect 0 "$T" query "$W/lastp.tidx" --range 0:+1us -o "$W/lastp.json"
 expect 1 "$T" query "$W/lastp.tidx" --range 0:+1us -o "$W/outdir"
 has err "traceidx: $W/outdir: is a directory, not a file to write"
+# -o a FIFO (or a device, or /dev/stdout on a pipe) is written in place: renaming a file over it
+# used to replace the FIFO (as root, /dev/null itself) with a regular file.
+"$T" query "$W/lastp.tidx" -o "$W/lastp.json"
+mkfifo "$W/outfifo"
+timeout 20 cat "$W/outfifo" >"$W/fromfifo" &
+reader=$!
+expect 0 timeout 20 "$T" query "$W/lastp.tidx" -o "$W/outfifo"
+wait "$reader"
+[ -p "$W/outfifo" ] || fail "query -o FIFO replaced the FIFO"
+cmp -s "$W/fromfifo" "$W/lastp.json" || fail "query -o FIFO: not the JSON of query -o FILE"
+timeout 20 cat "$W/outfifo" >"$W/fromfifo2" &
+reader=$!
+expect 0 timeout 20 "$T" text2bin "$good" -o "$W/outfifo"
+wait "$reader"
+[ -p "$W/outfifo" ] || fail "text2bin -o FIFO replaced the FIFO"
+cmp -s "$W/fromfifo2" "$W/good.trace" || fail "text2bin -o FIFO: not the trace"
+if mknod "$W/null" c 1 3 2>/dev/null; then # (root only)
+    expect 0 "$T" query "$W/lastp.tidx" -o "$W/null"
+    [ -c "$W/null" ] || fail "query -o a device replaced the device"
+fi
+# A symlink to a file is written through: the file is replaced, the link stays.
+echo old >"$W/real.json"
+ln -s real.json "$W/link.json"
+expect 0 "$T" query "$W/lastp.tidx" -o "$W/link.json"
+[ -L "$W/link.json" ] || fail "query -o a symlink replaced the link"
+cmp -s "$W/real.json" "$W/lastp.json" || fail "query -o a symlink: the file it names was not written"
 grep -q '"name":"Proc 999999"' "$W/lastp.json" || fail "no lane for proc 999999"
 rm -f "$W/lastp.json"
 
