@@ -702,6 +702,10 @@ static void go_transition(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *ge
     }
     bool assist = in_mark_assist(vg, g);
     go_counter(vg, elapsed(vg, t), viewer_state(from, assist), viewer_state(to, assist));
+    /* An ended goroutine keeps its record (Go's generator keeps its state, which an id that comes
+     * back reuses) but not its emptied range lists: a replay of the whole trace holds a record
+     * for every goroutine the trace ever had. */
+    if (to == TDX_GO_NOTEXIST && g->r && !g->r->active.n && !g->r->done.n) g_free_ranges(g);
 }
 
 static void proc_transition(tdx_viewgen *vg, const tdx_event *e, const tdx_gen *gen) {
