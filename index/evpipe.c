@@ -15,6 +15,8 @@
 
 #define SLOTS 4
 #define PIECE 1024 /* events: 112 KiB a slot */
+/* Blocks read between two releases of the pages behind the reader (~1 MiB of blocks). */
+#define RELEASE_EVERY 32
 
 typedef struct slot {
     tdx_event *ev;
@@ -31,6 +33,7 @@ struct tdx_evpipe {
     /* the decoding side: the block being read (blocks [block, last) are left), whether it has
      * begun and how many of its events were given */
     size_t block, last;
+    size_t released; /* blocks before this one were given back (tdx_index_release_blocks) */
     bool begun;
     uint32_t given;
     tdx_event *mem; /* SLOTS * PIECE events */
@@ -76,6 +79,10 @@ static void produce(tdx_evpipe *p, slot *s) {
         if (p->given >= ne) {
             p->block++;
             p->begun = false;
+            if (p->block - p->released >= RELEASE_EVERY) {
+                tdx_index_release_blocks(p->ix, p->block);
+                p->released = p->block;
+            }
         }
         if (n) {
             s->n = n;
@@ -122,7 +129,7 @@ tdx_evpipe *tdx_evpipe_start(tdx_index *ix, size_t first, size_t last, int64_t t
     p->ix = ix;
     p->tmin = tmin;
     p->tmax = tmax;
-    p->block = first;
+    p->block = p->released = first;
     p->last = last > first ? last : first;
     if (p->last > p->block) {
         p->dec = tdx_evdec_new();

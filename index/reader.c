@@ -439,6 +439,20 @@ static const uint8_t *block_bytes(const tdx_index *ix, size_t b, uint32_t *len, 
     return ix->data + ix->sec[TDX_SEC_EVENTS].off + tdx_rd64(d + D_OFFSET);
 }
 
+void tdx_index_release_blocks(const tdx_index *ix, size_t b) {
+    if (b == 0 || b > ix->nblocks) return;
+    uint32_t len, ne;
+    const uint8_t *from = ix->data + ix->sec[TDX_SEC_EVENTS].off;
+    const uint8_t *to =
+        b < ix->nblocks ? block_bytes(ix, b, &len, &ne) : from + ix->sec[TDX_SEC_EVENTS].len;
+    /* From the section's first whole page, every time: a page given back faults in again with
+     * its whole 2 MiB folio when anything near it is touched (see core/reader.c). */
+    uintptr_t pg = 4096, a = ((uintptr_t)from + pg - 1) & ~(pg - 1);
+    uintptr_t e = (uintptr_t)to & ~(pg - 1);
+    /* NOLINTNEXTLINE(performance-no-int-to-ptr): the page rounding needs integers */
+    if (e > a) (void)madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 /* Block b is damaged: the error names it and its file offset. */
 static int block_corrupt(const tdx_index *ix, size_t b, tdx_err *err) {
     char what[64];

@@ -89,6 +89,11 @@ int tdx_index_block_begin(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_err
 int tdx_index_block_next(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_event *out, size_t max,
                          size_t *n, tdx_err *err);
 
+/* Gives back the mapped pages of the event blocks before block b, for a long replay that has
+ * read them (file pages, but counted in the process's RSS: a whole-trace query held every block
+ * it read). Reading them again maps them again. */
+void tdx_index_release_blocks(const tdx_index *ix, size_t b);
+
 /* The first block whose last event is at or after time t (nblocks if none). */
 size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t);
 /* The block holding event index i (nblocks if none). */
