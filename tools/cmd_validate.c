@@ -207,7 +207,7 @@ static bool file_is_index(const char *path) {
 /* The events stored in an index, printed exactly as from the trace itself. */
 static int dump_index_events(const char *path, printer *pr) {
     tdx_index ix;
-    tdx_err err;
+    tdx_err err = {0}; /* (a failed print leaves it unset) */
     if (tdx_index_open(&ix, path, &err)) {
         cli_report(path, &err);
         return TDX_EXIT_FAIL;
@@ -219,6 +219,7 @@ static int dump_index_events(const char *path, printer *pr) {
         size_t n;
         if ((rc = tdx_index_read_block(&ix, dec, b, buf, &n, &err))) break;
         for (size_t i = 0; i < n && !rc; i++) rc = print_event(pr, &buf[i], &ix.tabs);
+        if (b % 32 == 31) tdx_index_release_blocks(&ix, b + 1); /* RSS: not the whole index */
     }
     if (!rc) rc = tdx_index_strings_ok(&ix, &err);
     tdx_evdec_free(dec);

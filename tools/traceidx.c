@@ -1,4 +1,5 @@
 /* traceidx.c: the command-line entry point; dispatches to the subcommands. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,14 @@ static void usage(FILE *f) {
     fprintf(f, "\nRun 'traceidx <command> --help' for a command's options.\n");
 }
 
+/* Output that did not reach stdout (a full disk, a closed pipe's EPIPE) is a failure, whatever
+ * the command: exit's own flush would drop the error. */
+static int stdout_done(int rc) {
+    if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+    if (rc == TDX_EXIT_OK) fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
+    return rc == TDX_EXIT_OK ? TDX_EXIT_FAIL : rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -37,10 +46,11 @@ int main(int argc, char **argv) {
     }
     if (cli_is_help(argv[1])) {
         usage(stdout);
-        return TDX_EXIT_OK;
+        return stdout_done(TDX_EXIT_OK);
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name))
+            return stdout_done(commands[i].run(argc - 1, argv + 1));
     fprintf(stderr, "traceidx: unknown command \"%s\"\n\n", argv[1]);
     usage(stderr);
     return TDX_EXIT_USAGE;

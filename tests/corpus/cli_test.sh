@@ -130,6 +130,19 @@ if mknod "$W/null" c 1 3 2>/dev/null; then # (root only)
     expect 0 "$T" query "$W/lastp.tidx" -o "$W/null"
     [ -c "$W/null" ] || fail "query -o a device replaced the device"
 fi
+# Output that cannot be written is a failure with its cause, for every command (info, ranges
+# and --help exited 0 on a full disk; dump --events of an index printed an unset error).
+if [ -w /dev/full ]; then
+    for c in "info $W/lastp.tidx" "info --json $W/lastp.tidx" "ranges --json $W/lastp.tidx" \
+        "dump --events $W/lastp.tidx" "query $W/lastp.tidx" "validate $W/good.trace" --help; do
+        # shellcheck disable=SC2086 # $c holds a command and its arguments
+        "$T" $c >/dev/full 2>"$W/err"
+        st=$?
+        [ "$st" = 1 ] || fail "$c >/dev/full: exit $st (want 1)"
+        has err "write failed: No space left on device"
+        grep -q "offset" "$W/err" && fail "$c >/dev/full: $(cat "$W/err")"
+    done
+fi
 # A symlink to a file is written through: the file is replaced, the link stays.
 echo old >"$W/real.json"
 ln -s real.json "$W/link.json"
