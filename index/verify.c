@@ -54,17 +54,12 @@ static int verify_states(tdx_index *ix, uint32_t kind, const uint8_t *dir, uint6
 /* The view's frame tree, every entry (a query checks those it reads), and the count of the main
  * loop's frames a task query keeps (damage names the view's section, `what`). */
 static int verify_tree(tdx_index *ix, uint32_t kind, const char *what, const uint8_t *dir,
-                       const uint8_t *data, tdx_vgstore *st, tdx_err *err) {
-    uint64_t len;
-    const uint8_t *np = tdx_index_section(ix, TDX_SEC_FNAMES, &len, err);
-    if (!np) return -1;
-    tdx_fnames names;
-    if (tdx_fnames_load(&names, np, (size_t)len, err))
-        return tdx_index_corrupt(err, ix->sec[TDX_SEC_FNAMES].off, "section FNAMES");
+                       const uint8_t *data, tdx_vgstore *st, const tdx_fnames *names,
+                       tdx_err *err) {
     tdx_vgtree t;
     tdx_vgtree_init(&t, st);
     const uint8_t *tp = data + tdx_rd64(dir + VH_TREE + BL_OFF); /* (bounds checked) */
-    int rc = tdx_vgtree_load(&t, tp, (size_t)tdx_rd64(dir + VH_TREE + BL_LEN), &names, err);
+    int rc = tdx_vgtree_load(&t, tp, (size_t)tdx_rd64(dir + VH_TREE + BL_LEN), names, err);
     if (!rc) rc = tdx_vgtree_check(&t);
     if (!rc && tdx_rd64(dir + VH_NFRAMES_MAIN) > tdx_vgtree_nframes(&t)) rc = -1;
     tdx_vgtree_free(&t);
@@ -145,7 +140,8 @@ static const char *verify_names(const uint8_t *dir, const uint8_t *data, uint64_
 
 /* Checks every blob a view directory points to in VIEWDATA and reads the intervals' and the
  * names' as a query would, then (with the store) restores its states. */
-static int verify_view(tdx_index *ix, uint32_t kind, tdx_vgstore *st, tdx_err *err) {
+static int verify_view(tdx_index *ix, uint32_t kind, tdx_vgstore *st, const tdx_fnames *names,
+                       tdx_err *err) {
     uint64_t len, dlen;
     const uint8_t *dir = tdx_index_section(ix, kind, &len, err);
     const uint8_t *data = dir ? tdx_index_section(ix, TDX_SEC_VIEWDATA, &dlen, err) : NULL;
@@ -166,7 +162,7 @@ static int verify_view(tdx_index *ix, uint32_t kind, tdx_vgstore *st, tdx_err *e
         if (XXH3_64bits(data + off, (size_t)n) != tdx_rd64(ref + BL_HASH))
             return tdx_index_corrupt(err, ix->sec[TDX_SEC_VIEWDATA].off + off, "section VIEWDATA");
     }
-    if (st && verify_tree(ix, kind, what, dir, data, st, err)) return -1;
+    if (st && verify_tree(ix, kind, what, dir, data, st, names, err)) return -1;
     const char *bad = NULL;
     for (uint64_t k = 0; k < nck && !bad; k++) bad = verify_interval(ix, dir, nck, k, data);
     if (!bad) bad = verify_names(dir, data, st ? tdx_vgstore_nstrings(st) : UINT64_MAX);
@@ -192,16 +188,16 @@ static int verify_store(tdx_index *ix, tdx_vgstore *st, tdx_err *err) {
     return rc ? -1 : 0;
 }
 
-/* Every frame name against the frame it is made from (a query copies a name's text into
- * stackFrames as it is, so altered text would print; the frame trees name records only). */
-static int verify_fnames(tdx_index *ix, const tdx_vgstore *st, tdx_err *err) {
+/* FNAMES loaded into *names (the frame trees refer to it), every name checked against the frame
+ * it is made from: a query copies a name's text into stackFrames as it is, so altered text would
+ * print (the frame trees name records only). */
+static int verify_fnames(tdx_index *ix, const tdx_vgstore *st, tdx_fnames *names, tdx_err *err) {
     uint64_t len, bad;
     const uint8_t *np = tdx_index_section(ix, TDX_SEC_FNAMES, &len, err);
     if (!np) return -1;
-    tdx_fnames names;
-    if (tdx_fnames_load(&names, np, (size_t)len, err))
+    if (tdx_fnames_load(names, np, (size_t)len, err))
         return tdx_index_corrupt(err, ix->sec[TDX_SEC_FNAMES].off, "section FNAMES");
-    int rc = tdx_fnames_check(&names, st, &ix->tabs, &bad);
+    int rc = tdx_fnames_check(names, st, &ix->tabs, &bad);
     if (rc == -2) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     uint64_t at = bad ? 8 + (bad - 1) * TDX_FNAME_REC : 0;
     return rc ? tdx_index_corrupt(err, ix->sec[TDX_SEC_FNAMES].off + at, "section FNAMES") : 0;
@@ -361,9 +357,11 @@ static int verify_views(tdx_index *ix, tdx_err *err) {
         if (verify_store(ix, &store, err)) return -1;
         st = &store;
     }
-    int rc = st && ix->sec[TDX_SEC_FNAMES].present ? verify_fnames(ix, st, err) : 0;
+    tdx_fnames names;
+    memset(&names, 0, sizeof names); /* (no FNAMES: every saved frame's name is missing) */
+    int rc = st && ix->sec[TDX_SEC_FNAMES].present ? verify_fnames(ix, st, &names, err) : 0;
     for (uint32_t k = TDX_SEC_VIEW_PROC; k <= TDX_SEC_VIEW_GOROUTINE && !rc; k++)
-        if (ix->sec[k].present) rc = verify_view(ix, k, st, err);
+        if (ix->sec[k].present) rc = verify_view(ix, k, st, &names, err);
     if (!rc && ix->sec[TDX_SEC_SUMMARY].present) rc = verify_summary(ix, st, err);
     if (!rc && ix->sec[TDX_SEC_RANGES].present) rc = verify_ranges(ix, err);
     if (st) tdx_vgstore_free(st);

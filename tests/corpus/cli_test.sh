@@ -114,18 +114,20 @@ has err "traceidx: $W/outdir: is a directory, not a file to write"
 # used to replace the FIFO (as root, /dev/null itself) with a regular file.
 "$T" query "$W/lastp.tidx" -o "$W/lastp.json"
 mkfifo "$W/outfifo"
-timeout 20 cat "$W/outfifo" >"$W/fromfifo" &
-reader=$!
-expect 0 timeout 20 "$T" query "$W/lastp.tidx" -o "$W/outfifo"
-wait "$reader"
-[ -p "$W/outfifo" ] || fail "query -o FIFO replaced the FIFO"
-cmp -s "$W/fromfifo" "$W/lastp.json" || fail "query -o FIFO: not the JSON of query -o FILE"
-timeout 20 cat "$W/outfifo" >"$W/fromfifo2" &
-reader=$!
-expect 0 timeout 20 "$T" text2bin "$good" -o "$W/outfifo"
-wait "$reader"
-[ -p "$W/outfifo" ] || fail "text2bin -o FIFO replaced the FIFO"
-cmp -s "$W/fromfifo2" "$W/good.trace" || fail "text2bin -o FIFO: not the trace"
+# via_fifo WHAT FILE CMD...: CMD writes to the FIFO while it is read back; it must give FILE
+# (the variables are not expect's: sh has no locals).
+via_fifo() {
+    what=$1 gives=$2
+    shift 2
+    timeout 20 cat "$W/outfifo" >"$W/fromfifo" &
+    reader=$!
+    expect 0 timeout 20 "$@"
+    wait "$reader"
+    [ -p "$W/outfifo" ] || fail "$what -o FIFO replaced the FIFO"
+    cmp -s "$W/fromfifo" "$gives" || fail "$what -o FIFO: not what -o FILE writes"
+}
+via_fifo query "$W/lastp.json" "$T" query "$W/lastp.tidx" -o "$W/outfifo"
+via_fifo text2bin "$W/good.trace" "$T" text2bin "$good" -o "$W/outfifo"
 if mknod "$W/null" c 1 3 2>/dev/null; then # (root only)
     expect 0 "$T" query "$W/lastp.tidx" -o "$W/null"
     [ -c "$W/null" ] || fail "query -o a device replaced the device"

@@ -348,13 +348,8 @@ def check_nospace(tdx, name, tmp):
                 fail("%s: left %s behind" % (what, left))
 
 
-def check_crafted(tdx, name, tmp):
-    """A frame tree or FNAMES whose checksums were made to match altered bytes (a crafted index,
-    not a damaged one): every query still ends with exit 0 or 1 and no sanitizer report, never
-    a crash or a hang. Parent ids, name ids, text bounds and node ids are checked where read.
-    Then a viewer store and generator states altered the same way: info --verify refuses them."""
-    import random
-    import struct
+def sealed_index(tdx, name, tmp):
+    """The index of trace `name` built into tmp, and its common.Sealed (SKIP without libxxhash)."""
     from common import Sealed
     good = os.path.join(tmp, "good.tidx")
     run([tdx, "build", "--quiet", trace_path(name), "-o", good], ok=True)
@@ -362,6 +357,17 @@ def check_crafted(tdx, name, tmp):
     if sx is None:
         print("SKIP: libxxhash.so.0 not found (needed to re-seal the checksums)")
         sys.exit(SKIP)
+    return good, sx
+
+
+def check_crafted(tdx, name, tmp):
+    """A frame tree or FNAMES whose checksums were made to match altered bytes (a crafted index,
+    not a damaged one): every query still ends with exit 0 or 1 and no sanitizer report, never
+    a crash or a hang. Parent ids, name ids, text bounds and node ids are checked where read.
+    Then a viewer store and generator states altered the same way: info --verify refuses them."""
+    import random
+    import struct
+    good, sx = sealed_index(tdx, name, tmp)
     data, secs, xxh, reseal = bytearray(sx.data), sx.secs, sx.xxh, sx.reseal
 
     viewdata, fnames = secs[17][1], secs[19]
@@ -470,13 +476,7 @@ def check_resealed(tdx, name, tmp):
     (deterministic cases name what is wrong; seeded random ones check the rule)."""
     import random
     import struct
-    from common import Sealed
-    good = os.path.join(tmp, "good.tidx")
-    run([tdx, "build", "--quiet", trace_path(name), "-o", good], ok=True)
-    sx = Sealed.load(good)
-    if sx is None:
-        print("SKIP: libxxhash.so.0 not found (needed to re-seal the checksums)")
-        sys.exit(SKIP)
+    good, sx = sealed_index(tdx, name, tmp)
     data, secs = sx.data, sx.secs
     bad, out = os.path.join(tmp, "bad.tidx"), os.path.join(tmp, "q.json")
     queries = [["query", bad, "-o", out] + q for q in
