@@ -67,6 +67,41 @@ int cli_parse_u64(const char *s, uint64_t *v) {
     return 0;
 }
 
+int cli_parse_bytes(const char *s, uint64_t *v) {
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9') return -1;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno) return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    default:
+        break;
+    }
+    if (shift) {
+        end++;
+        if (*end == 'i') end++;
+        if (*end == 'B') end++;
+    } else if (*end == 'B') {
+        end++;
+    }
+    if (*end || (x && (x << shift) >> shift != x)) return -1;
+    *v = (uint64_t)x << shift;
+    return 0;
+}
+
 int cli_parse_i64(const char *s, int64_t *v) {
     char *end;
     errno = 0;

@@ -50,7 +50,8 @@ static const char build_help[] =
     "  --string-budget BYTES  memory for looking up the trace's strings while its events are\n"
     "             read (log messages make a trace's strings grow with it); beyond it the\n"
     "             strings seen go to a sorted scratch file beside OUT, behind a filter\n"
-    "             (default: a 20th of the trace, 4-128 MiB; the index is the same for any)\n";
+    "             (default: a 20th of the trace, 4-128 MiB; the index is the same for any)\n"
+    "  BYTES is a count with an optional suffix k, M or G (powers of 1024): 65536, 64k, 4MiB\n";
 
 /* Refuses to replace something that is not an index (or a path we cannot inspect). */
 static int check_target(const char *out) {
@@ -132,12 +133,14 @@ int cmd_build(int argc, char **argv) {
             if (++i >= argc || cli_parse_u64(argv[i], &every) || !every)
                 return cli_usage_error("build", "--checkpoint-every needs a positive event count");
         } else if (!strcmp(argv[i], "--sort-budget")) {
-            if (++i >= argc || cli_parse_u64(argv[i], &budget) || !budget || budget > SIZE_MAX)
-                return cli_usage_error("build", "--sort-budget needs a positive byte count");
+            if (++i >= argc || cli_parse_bytes(argv[i], &budget) || !budget || budget > SIZE_MAX)
+                return cli_usage_error(
+                    "build", "--sort-budget needs a positive byte count (65536, 64k, 4MiB)");
         } else if (!strcmp(argv[i], "--string-budget")) {
-            if (++i >= argc || cli_parse_u64(argv[i], &str_budget) || !str_budget ||
+            if (++i >= argc || cli_parse_bytes(argv[i], &str_budget) || !str_budget ||
                 str_budget > SIZE_MAX)
-                return cli_usage_error("build", "--string-budget needs a positive byte count");
+                return cli_usage_error(
+                    "build", "--string-budget needs a positive byte count (65536, 64k, 4MiB)");
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("build", "unknown option %s", argv[i]);
         } else if (!path) {

@@ -41,6 +41,13 @@ for v in 0 -5 12x ""; do
     expect 2 "$T" build --string-budget "$v" x
     has err "string-budget needs a positive byte count"
 done
+# Byte counts take k, M and G (powers of 1024) but nothing else.
+for v in 4.5M 64kk 1T 12Bk 17179869184G k; do
+    expect 2 "$T" build --string-budget "$v" x
+    has err "string-budget needs a positive byte count"
+    expect 2 "$T" build --sort-budget "$v" x
+    has err "sort-budget needs a positive byte count"
+done
 
 # Bad input: one line naming the file, the offset and the cause; exit 1.
 expect 1 "$T" validate "$W/missing"

@@ -122,6 +122,14 @@ f="$tmp/logs.trace"
 cmp -s "$tmp/l1.tidx" "$tmp/l2.tidx" || fail "index differs when the string lookup spills"
 spills=$(sed -n 's/.*lookup spilled \([0-9]*\) time.*/\1/p' "$tmp/l2.err")
 [ "${spills:-0}" -ge 5 ] || fail "expected the string lookup to spill: $(cat "$tmp/l2.err")"
+# 64k and 64KiB are 65536 bytes: the same spills, the same index.
+for v in 64k 64KiB; do
+    "$TRACEIDX" build --verbose -j 2 --string-budget "$v" "$f" -o "$tmp/l3.tidx" \
+        >/dev/null 2>"$tmp/l3.err" || fail "build --string-budget $v: $(cat "$tmp/l3.err")"
+    s3=$(sed -n 's/.*lookup spilled \([0-9]*\) time.*/\1/p' "$tmp/l3.err")
+    [ "$s3" = "$spills" ] || fail "--string-budget $v spilled ${s3:-?} times, 65536 spilled $spills"
+    cmp -s "$tmp/l1.tidx" "$tmp/l3.tidx" || fail "index differs with --string-budget $v"
+done
 out=$("$TRACEIDX" info --verify "$tmp/l2.tidx" 2>&1) || fail "info --verify (logs): $out"
 strings=$(echo "$out" | sed -n 's/^tables: *\([0-9]*\) strings.*/\1/p')
 [ "${strings:-0}" -ge 20000 ] || fail "expected >= 20000 distinct strings: $strings"
