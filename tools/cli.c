@@ -112,10 +112,23 @@ int cli_parse_i64(const char *s, int64_t *v) {
     return 0;
 }
 
+void cli_report_trace_open(const char *path, const tdx_err *err) {
+    uint8_t magic[8];
+    if (err->kind == TDX_EFORMAT && err->offset == 0 &&
+        tdx_read_head(path, magic, sizeof magic) == 8 && tdx_is_index(magic, 8)) {
+        fprintf(stderr,
+                "traceidx: %s: offset 0: a traceidx index, not a Go execution trace "
+                "(info, query, ranges and dump --events read an index)\n",
+                path);
+        return;
+    }
+    cli_report(path, err);
+}
+
 int cli_open_trace(const char *path, tdx_source *src) {
     tdx_err err;
     if (tdx_source_open_v2(src, path, &err)) {
-        cli_report(path, &err);
+        cli_report_trace_open(path, &err);
         return -1;
     }
     return 0;

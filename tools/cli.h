@@ -43,6 +43,9 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check);
 /* Parses "-j N" or "-jN" at argv[*i]; returns 1 if it was one (advancing *i), -1 if malformed. */
 int cli_jobs_arg(int argc, char **argv, int *i, int *jobs);
 
+/* Reports a failure to open PATH as a trace; when PATH is an index, says so and which commands
+ * read one (its bytes are no Go trace header). */
+void cli_report_trace_open(const char *path, const tdx_err *err);
 /* Opens a trace (binary, text or fuzz file) and checks its header is a version we read. */
 int cli_open_trace(const char *path, tdx_source *src);
 

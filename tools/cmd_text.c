@@ -38,11 +38,16 @@ int cmd_text2bin(int argc, char **argv) {
     tdx_source src;
     tdx_err err;
     if (tdx_source_open(&src, in, &err)) {
-        cli_report(in, &err);
+        cli_report_trace_open(in, &err);
         return TDX_EXIT_FAIL;
     }
     if (src.kind == TDX_SRC_BINARY) {
-        fprintf(stderr, "traceidx: %s: already a binary trace\n", in);
+        /* Neither text nor fuzz file: a binary trace, or something else the header check names. */
+        int version;
+        if (tdx_header_parse(src.data, src.size, &version, &err))
+            cli_report_trace_open(in, &err);
+        else
+            fprintf(stderr, "traceidx: %s: already a binary trace\n", in);
         tdx_source_close(&src);
         return TDX_EXIT_FAIL;
     }
@@ -73,13 +78,13 @@ int cmd_dump_raw(const char *path) {
     tdx_source src;
     tdx_err err;
     if (tdx_source_open(&src, path, &err)) {
-        cli_report(path, &err);
+        cli_report_trace_open(path, &err);
         return TDX_EXIT_FAIL;
     }
     int rc = TDX_EXIT_OK;
     if (tdx_binary_to_text(src.data, src.size, stdout, &err)) {
         fflush(stdout);
-        cli_report(path, &err);
+        cli_report_trace_open(path, &err);
         rc = TDX_EXIT_FAIL;
     } else if (fflush(stdout)) {
         fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));

@@ -115,6 +115,18 @@ has err "traceidx: $W/fakep.test: proc 1000000: the proc view has a lane for eve
 sed 's/p=1000000 /p=999999 /' "$W/fakep.test" >"$W/lastp.test"
 expect 0 "$T" build --quiet "$W/lastp.test" -o "$W/lastp.tidx"
 expect 0 "$T" query "$W/lastp.tidx" --range 0:+1us -o "$W/lastp.json"
+# An index given where a trace is read is named as one, with the commands that read it; text2bin
+# used to call an index, or any garbage, "already a binary trace".
+for c in validate dump viewjson build; do
+    expect 1 "$T" $c "$W/lastp.tidx"
+    has err "traceidx: $W/lastp.tidx: offset 0: a traceidx index, not a Go execution trace"
+done
+expect 1 "$T" text2bin "$W/lastp.tidx" -o "$W/x.trace"
+has err "a traceidx index, not a Go execution trace (info, query, ranges and dump --events"
+expect 1 "$T" text2bin "$W/garbage" -o "$W/x.trace"
+has err "traceidx: $W/garbage: offset 0: bad file format: not a Go execution trace?"
+expect 1 "$T" text2bin "$W/good.trace" -o "$W/x.trace"
+has err "traceidx: $W/good.trace: already a binary trace"
 expect 1 "$T" query "$W/lastp.tidx" --range 0:+1us -o "$W/outdir"
 has err "traceidx: $W/outdir: is a directory, not a file to write"
 # -o a FIFO (or a device, or /dev/stdout on a pipe) is written in place: renaming a file over it
