@@ -310,11 +310,14 @@ int cmd_build(int argc, char **argv) {
     double secs = cli_now() - t0;
     struct stat s;
     uint64_t isize = stat(out, &s) == 0 ? (uint64_t)s.st_size : 0;
+    /* kB below a megabyte: a small trace's index read "0.0 MB". */
+    bool kb = isize < 1000000;
     printf("%s: indexed %" PRIu64 " events of %" PRIu64
-           " generation%s into %s: %.1f MB, %.3f of the "
+           " generation%s into %s: %.1f %s, %.3f of the "
            "trace, in %.2f s (%.0f MB/s, %.1fM events/s)\n",
            path, st.events, st.generations, st.generations == 1 ? "" : "s", out,
-           (double)isize / 1e6, src.size ? (double)isize / (double)src.size : 0.0, secs,
+           (double)isize / (kb ? 1e3 : 1e6), kb ? "kB" : "MB",
+           src.size ? (double)isize / (double)src.size : 0.0, secs,
            secs > 0 ? (double)src.size / 1e6 / secs : 0.0,
            secs > 0 ? (double)st.events / 1e6 / secs : 0.0);
     rc = TDX_EXIT_OK;

@@ -201,6 +201,9 @@ cmp -s "$W/good.trace" "$W/again.trace" || fail "dump | text2bin is not the iden
 cp "$W/good.trace" "$W/svc.trace"
 expect 0 "$T" build --quiet -j1 "$W/svc.trace"
 has out "indexed 10 events of 2 generations into $W/svc.trace.tidx"
+# A small index's size is given in kB (it read "0.0 MB").
+kb=$(awk -v n="$(wc -c <"$W/svc.trace.tidx")" 'BEGIN { printf "%.1f", n / 1000 }')
+has out "svc.trace.tidx: $kb kB, "
 expect 0 "$T" info "$W/svc.trace.tidx"
 has out "events:       10"
 expect 0 "$T" info --json "$W/svc.trace"
