@@ -314,6 +314,10 @@ static int close_interval(worker *w) {
 static int plan_interval(worker *w, uint64_t idx) {
     uint64_t len = w->every, by_g = CK_EVENTS_PER_G * (uint64_t)w->alive.n;
     if (w->sh->per_goroutine && by_g > len) len = by_g;
+    /* No interval reaches past the views' last event: a --checkpoint-every near 2^64 would
+     * wrap idx + len, and the stop tables would be sized for events that never come. */
+    uint64_t left = w->sh->view_events > idx ? w->sh->view_events - idx : 1;
+    if (len > left) len = left;
     w->next_ck = idx + len;
     for (int i = 0; i < w->nviews; i++) {
         vview *v = &w->v[i];
@@ -800,7 +804,8 @@ static int worker_init(worker *w, shared *sh, int index) {
             w->stop_every = w->every / 16;
             if (w->stop_every > TDX_STOP_EVERY_MAX) w->stop_every = TDX_STOP_EVERY_MAX;
             if (!w->stop_every) w->stop_every = 1;
-            v->nstop = (size_t)((w->every + w->stop_every - 1) / w->stop_every);
+            uint64_t first = w->every < sh->view_events ? w->every : sh->view_events;
+            v->nstop = (size_t)(first / w->stop_every + 1); /* plan_interval grows it */
             if (!(v->stop = malloc(v->nstop * sizeof *v->stop))) return oom(w);
             for (size_t j = 0; j < v->nstop; j++) v->stop[j] = INT64_MAX;
         }
