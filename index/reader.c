@@ -416,6 +416,8 @@ void tdx_index_close(tdx_index *ix) {
     free(ix->str_claim_);
     ix->str_ready_ = ix->str_claim_ = NULL;
     tdx_arena_free(&ix->ahead_arena_);
+    free(ix->path_owned);
+    ix->path_owned = NULL;
 }
 
 uint64_t tdx_index_block_first_event(const tdx_index *ix, size_t b) {

@@ -22,6 +22,7 @@ typedef struct tdx_isection {
 
 typedef struct tdx_index {
     const char *path;
+    char *path_owned; /* freed by tdx_index_close: who opened it may point path at its own copy */
     const uint8_t *data;
     size_t size;
     uint32_t version;

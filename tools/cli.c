@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,6 +126,16 @@ void cli_report_trace_open(const char *path, const tdx_err *err) {
     cli_report(path, err);
 }
 
+int cli_refuse_own_input(const char *out, const char *in) {
+    struct stat so, si;
+    if (!in || stat(out, &so) || stat(in, &si) || !S_ISREG(so.st_mode) || so.st_dev != si.st_dev ||
+        so.st_ino != si.st_ino)
+        return 0;
+    fprintf(stderr, "traceidx: %s: is the file being read (%s); refusing to overwrite it\n", out,
+            in);
+    return -1;
+}
+
 int cli_open_trace(const char *path, tdx_source *src) {
     tdx_err err;
     if (tdx_source_open_v2(src, path, &err)) {
@@ -235,11 +246,13 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
         tdx_index_close(ix);
         rc = -1;
     }
-    if (rc == 0) ix->path = path; /* messages name what the user gave */
     tdx_source_close(&src);
-    /* ipath stays alive while the index is open only if needed; the index does not keep it. */
-    free(ipath);
-    return rc;
+    if (rc) {
+        free(ipath);
+        return rc;
+    }
+    ix->path = ix->path_owned = ipath; /* messages name the file read */
+    return 0;
 }
 
 /* ---- interrupted writes ---- */

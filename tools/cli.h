@@ -46,6 +46,9 @@ int cli_jobs_arg(int argc, char **argv, int *i, int *jobs);
 /* Reports a failure to open PATH as a trace; when PATH is an index, says so and which commands
  * read one (its bytes are no Go trace header). */
 void cli_report_trace_open(const char *path, const tdx_err *err);
+/* Refuses (printing why, returning -1) an output path that names the same file as input IN:
+ * the rename would replace what the command reads. 0 otherwise, or when OUT does not exist. */
+int cli_refuse_own_input(const char *out, const char *in);
 /* Opens a trace (binary, text or fuzz file) and checks its header is a version we read. */
 int cli_open_trace(const char *path, tdx_source *src);
 

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "core/prefetch.h"
+#include "core/quote.h"
 #include "core/reader.h"
 #include "core/regfile.h"
 #include "index/query.h"
@@ -410,13 +411,23 @@ int cmd_info(int argc, char **argv) {
         }
     }
     if (json) {
-        printf("{\"index\":\"%s\",\"format_version\":%u,\"trace_version\":\"go1.%" PRIu64 "\","
+        /* The path as a JSON string: it may hold quotes, backslashes or any byte. */
+        tdx_buf qpath = {0};
+        if (tdx_json_quote(&qpath, (const uint8_t *)ix.path, strlen(ix.path)) ||
+            tdx_buf_append(&qpath, "", 1)) {
+            fprintf(stderr, "traceidx: out of memory\n");
+            tdx_vec_free(&qpath);
+            free(rs);
+            tdx_index_close(&ix);
+            return TDX_EXIT_FAIL;
+        }
+        printf("{\"index\":%s,\"format_version\":%u,\"trace_version\":\"go1.%" PRIu64 "\","
                "\"trace_bytes\":%" PRIu64 ",\"index_bytes\":%zu,\"ratio\":%.4f,"
                "\"first_time_ns\":%" PRId64 ",\"last_time_ns\":%" PRId64 ",\"span_ns\":%" PRId64 ","
                "\"generations\":%" PRIu64 ",\"events\":%" PRIu64 ",\"goroutines\":%" PRIu64 ","
                "\"procs\":%" PRIu64 ",\"threads\":%" PRIu64 ",\"strings\":%" PRIu64
                ",\"stacks\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"events_by_kind\":{",
-               path, ix.version, m[M_TRACE_VERSION], ix.trace_size, ix.size, ratio,
+               (const char *)qpath.v, ix.version, m[M_TRACE_VERSION], ix.trace_size, ix.size, ratio,
                (int64_t)m[M_FIRST_TIME], (int64_t)m[M_LAST_TIME], span, m[M_GENERATIONS],
                m[M_EVENTS], m[M_GOROUTINES], m[M_PROCS], m[M_THREADS], m[M_STRINGS], m[M_STACKS],
                m[M_BLOCKS]);
@@ -443,8 +454,9 @@ int cmd_info(int argc, char **argv) {
                    off, sf.valid_events, sf.valid_end);
         }
         printf("%s}\n", verify ? ",\"verified\":true" : "");
+        tdx_vec_free(&qpath);
     } else {
-        printf("index:        %s (format version %u%s)\n", path, ix.version,
+        printf("index:        %s (format version %u%s)\n", ix.path, ix.version,
                verify ? ", all checksums verified" : "");
         printf("trace:        go 1.%" PRIu64 ", %" PRIu64 " bytes\n", m[M_TRACE_VERSION],
                ix.trace_size);

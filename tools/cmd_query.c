@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/regfile.h"
 #include "index/atomic_file.h"
 #include "index/format.h"
 #include "index/query.h"
@@ -34,7 +35,7 @@ static const char query_help[] =
     "  --taskid T       the goroutine-oriented view of task T's goroutines with its regions\n"
     "                   (taskid=T)\n"
     "  -o FILE          write to FILE (atomically; a device or FIFO in place) instead of\n"
-    "                   stdout\n"
+    "                   stdout ('-'); never over a Go trace or an index\n"
     "  --verbose        say on stderr where the replay started and what it read\n\n"
     "Where go tool trace's own order depends on Go map iteration, a fixed order is used (see\n"
     "docs/architecture.md). A goroutine or task the trace does not have is an error.\n";
@@ -49,6 +50,20 @@ static const char ranges_help[] =
     "            estimate that closed the range)\n";
 
 /* Go's time.ParseDuration, plus a bare integer meaning nanoseconds. */
+/* JSON is never written over a trace or an index (the rename would replace them), whether or not
+ * this query reads it: -o TRACE is a slip of the finger. */
+static int refuse_target(const char *out) {
+    uint8_t head[8];
+    if (tdx_read_head(out, head, sizeof head) != 8) return 0;
+    const char *what = tdx_is_index(head, 8)       ? "a traceidx index"
+                       : !memcmp(head, "go 1.", 5) ? "a Go execution trace"
+                                                   : NULL;
+    if (!what) return 0;
+    fprintf(stderr, "traceidx: %s: exists and is %s; refusing to overwrite it with JSON\n", out,
+            what);
+    return -1;
+}
+
 static int parse_duration(const char *s, int64_t *out) {
     if (!*s) return -1;
     char *end;
@@ -169,6 +184,7 @@ int cmd_query(int argc, char **argv) {
         } else if (!strcmp(a, "-o")) {
             if (!more || !*argv[i + 1]) return cli_usage_error("query", "-o needs a file name");
             out = argv[++i];
+            if (!strcmp(out, "-")) out = NULL; /* stdout, as text2bin's "-" */
         } else if (!strcmp(a, "--verbose")) {
             verbose = true;
         } else if (a[0] == '-' && a[1]) {
@@ -187,6 +203,10 @@ int cmd_query(int argc, char **argv) {
 
     tdx_index ix;
     if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
+    if (out && refuse_target(out)) {
+        tdx_index_close(&ix);
+        return TDX_EXIT_FAIL;
+    }
     int rc = TDX_EXIT_FAIL;
     tdx_err err;
     int64_t span = (int64_t)(ix.meta[M_LAST_TIME] - ix.meta[M_FIRST_TIME]);

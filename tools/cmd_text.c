@@ -51,6 +51,10 @@ int cmd_text2bin(int argc, char **argv) {
         tdx_source_close(&src);
         return TDX_EXIT_FAIL;
     }
+    if (strcmp(out, "-") && cli_refuse_own_input(out, in)) {
+        tdx_source_close(&src);
+        return TDX_EXIT_FAIL;
+    }
     int rc = TDX_EXIT_OK;
     if (!strcmp(out, "-")) {
         if (fwrite(src.data, 1, src.size, stdout) != src.size || fflush(stdout)) {

@@ -208,6 +208,38 @@ expect 0 "$T" info "$W/svc.trace.tidx"
 has out "events:       10"
 expect 0 "$T" info --json "$W/svc.trace"
 has out '"events":10'
+# info names the file it read (TRACE.tidx for a TRACE), and --json quotes it as JSON.
+has out "\"index\":\"$W/svc.trace.tidx\""
+expect 0 "$T" info "$W/svc.trace"
+has out "^index: *$W/svc.trace.tidx "
+cp "$W/svc.trace" "$W/we\"ird\\name.trace"
+expect 0 "$T" build --quiet "$W/we\"ird\\name.trace"
+expect 0 "$T" info --json "$W/we\"ird\\name.trace.tidx"
+has out "\"index\":\"$W/we\\\\\"ird\\\\\\\\name.trace.tidx\""
+# query -o never writes JSON over a trace or an index (it replaced them, even the index it read),
+# and -o - is stdout, as for text2bin.
+cp "$W/svc.trace.tidx" "$W/svc.keep"
+for o in "$W/svc.trace" "$W/svc.trace.tidx"; do
+    for i in "$W/svc.trace" "$W/svc.trace.tidx"; do
+        expect 1 "$T" query "$i" -o "$o"
+        has err "traceidx: $o: exists and is a"
+        has err "refusing to overwrite it with JSON"
+    done
+done
+cmp -s "$W/svc.trace" "$W/good.trace" || fail "query -o replaced the trace"
+cmp -s "$W/svc.trace.tidx" "$W/svc.keep" || fail "query -o replaced the index"
+expect 0 "$T" query "$W/svc.trace" -o -
+cp "$W/out" "$W/dash.json"
+expect 0 "$T" query "$W/svc.trace"
+cmp -s "$W/out" "$W/dash.json" || fail "query -o - differs from stdout"
+[ -e ./- ] && fail "query -o - made a file named -"
+# text2bin will not write over the file it converts (through a link, either).
+cp "$good" "$W/self.test"
+ln -s "$W/self.test" "$W/link.test"
+expect 1 "$T" text2bin "$W/self.test" -o "$W/self.test"
+has err "traceidx: $W/self.test: is the file being read ($W/self.test); refusing to overwrite it"
+expect 1 "$T" text2bin "$W/link.test" -o "$W/self.test"
+cmp -s "$W/self.test" "$good" || fail "text2bin replaced its own input"
 expect 1 "$T" info "$W/good.trace"
 has err "no index beside it"
 # --verbose says how long each phase took and the peak memory so far.
