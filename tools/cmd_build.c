@@ -485,7 +485,8 @@ int cmd_info(int argc, char **argv) {
                 printf("  #%-3zu %s (events %" PRId64 "..%" PRId64 ")\n", i, rs[i].name,
                        rs[i].start, rs[i].end);
         } else {
-            printf("split ranges: none (the proc view fits in one range)\n");
+            printf("split ranges: none (go tool trace shows the proc view whole: its JSON fills "
+                   "fewer than two 100 MiB ranges)\n");
         }
         printf("index size:   %zu bytes, %.3f of the trace, %" PRIu64 " event blocks\n", ix.size,
                ratio, m[M_BLOCKS]);

@@ -227,7 +227,7 @@ int cmd_query(int argc, char **argv) {
             fprintf(stderr,
                     "traceidx: %s: no range #%" PRIu64 ": the trace has %zu split range%s%s\n",
                     path, n, nr, nr == 1 ? "" : "s",
-                    nr ? "" : " (it is small enough to view whole: query without --range)");
+                    nr ? "" : " (go tool trace shows it whole: query without --range)");
             free(rs);
             tdx_index_close(&ix);
             return TDX_EXIT_FAIL;
@@ -377,9 +377,11 @@ int cmd_ranges(int argc, char **argv) {
         }
         printf("]\n");
     } else if (n == 0) {
-        printf("%s: not split (the proc view's JSON fits in one 100 MiB range)\n", path);
+        printf("%s: not split (go tool trace splits the proc view only when its JSON "
+               "fills two 100 MiB ranges or more)\n",
+               path);
     } else {
-        printf("%-4s %-40s %12s %12s %10s\n", "#", "range", "start", "end", "MB");
+        printf("%-4s %-40s %12s %12s %10s\n", "#", "range", "start", "end", "MiB");
         for (size_t i = 0; i < n; i++)
             printf("%-4zu %-40s %12" PRId64 " %12" PRId64 " %10.1f\n", i, rs[i].name, rs[i].start,
                    rs[i].end, (double)rs[i].bytes / 1048576.0);

@@ -580,6 +580,10 @@ def check_cli():
     expect(["query", ix, "--goroutine", "987654"], 1, "failed to find goroutine 987654")
     expect(["query", ix, "--task", "987654"], 1, "failed to find task with id 987654")
     expect(["query", ix, "--range", "#0"], 1, "no range #0")
+    # go tool trace splits only into two ranges or more (one 100-200 MiB piece is shown whole)
+    expect(["query", ix, "--range", "#0"], 1, "(go tool trace shows it whole: query without --range)")
+    if b"only when its JSON fills two 100 MiB ranges or more" not in run([T, "ranges", ix]).stdout:
+        fail("ranges of an unsplit trace: wrong reason")
     expect(["query", ix, "--range", "1x:2"], 2, "cannot read the times")
     expect(["query", ix, "--range", "5ms:1ms"], 2, "ends before it starts")
     # numbers as Go's time.ParseDuration reads them: digits with at most one point (C's strtod
