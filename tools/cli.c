@@ -221,7 +221,9 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
     }
     /* A trace: use the index beside it, after checking it still describes this trace. */
     tdx_source src;
-    if (tdx_source_open(&src, path, &err)) {
+    if (tdx_source_open_v2(&src, path, &err)) {
+        if (err.kind == TDX_EFORMAT && err.offset == 0)
+            tdx_errf(&err, TDX_EFORMAT, 0, "neither a traceidx index nor a Go execution trace");
         cli_report(path, &err);
         return -1;
     }
@@ -233,8 +235,11 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
     }
     snprintf(ipath, n, "%s.tidx", path);
     int rc = 0;
+    struct stat st;
     if (tdx_index_open(ix, ipath, &err)) {
-        if (err.kind == TDX_EIO)
+        /* Only a missing index is one to create; anything else (unreadable, a directory) is
+         * reported as it is. */
+        if (err.kind == TDX_EIO && stat(ipath, &st) && errno == ENOENT)
             fprintf(stderr,
                     "traceidx: %s: no index beside it (%s); create it with `traceidx build %s`\n",
                     path, ipath, path);

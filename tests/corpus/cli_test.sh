@@ -242,6 +242,17 @@ expect 1 "$T" text2bin "$W/link.test" -o "$W/self.test"
 cmp -s "$W/self.test" "$good" || fail "text2bin replaced its own input"
 expect 1 "$T" info "$W/good.trace"
 has err "no index beside it"
+# Advice to build only where a build would work: not for a file that is no trace, nor for an
+# index path that exists but cannot be read as one.
+for c in info query ranges; do
+    expect 1 "$T" $c "$W/garbage"
+    has err "traceidx: $W/garbage: offset 0: neither a traceidx index nor a Go execution trace"
+done
+cp "$W/good.trace" "$W/dirbeside.trace"
+mkdir "$W/dirbeside.trace.tidx"
+expect 1 "$T" info "$W/dirbeside.trace"
+has err "traceidx: $W/dirbeside.trace.tidx: not a regular file"
+grep -q "create it" "$W/err" && fail "advice to build beside a directory: $(cat "$W/err")"
 # --verbose says how long each phase took and the peak memory so far.
 expect 0 "$T" build --quiet --verbose -j2 "$W/svc.trace" -o "$W/v.tidx"
 has err "events ordered and encoded in"
