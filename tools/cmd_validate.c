@@ -28,12 +28,15 @@ static const char validate_help[] =
     "  --quiet   no progress on stderr\n";
 
 static const char dump_help[] =
-    "usage: traceidx dump [--events] [-j N] [--quiet] TRACE\n\n"
+    "usage: traceidx dump [--events] [-j N] [--quiet] TRACE\n"
+    "       traceidx dump --events INDEX\n\n"
     "Without --events: prints TRACE in Go's text format, event by event, as Go's raw text writer\n"
     "does (the form `traceidx text2bin` reads back).\n"
     "With --events: prints the ordered events exactly as `go tool trace -d=parsed` does, stacks\n"
     "included; if the trace is broken, a last line \"ERROR: <message>\" follows the events\n"
-    "delivered before the error, and the exit status is 1.\n\n"
+    "delivered before the error, and the exit status is 1. Given an INDEX, prints the events\n"
+    "it holds (the trace's, byte for byte); an index of a damaged trace (build --partial) ends\n"
+    "with an ERROR line naming where the damage is, and the exit status is 1.\n\n"
     "  -j N     worker threads for --events (default: number of CPUs; output identical for any N)\n"
     "  --quiet  no progress for --events (shown on stderr when it is a terminal and the output\n"
     "           is not)\n";
@@ -222,6 +225,19 @@ static int dump_index_events(const char *path, printer *pr) {
         if (b % 32 == 31) tdx_index_release_blocks(&ix, b + 1); /* RSS: not the whole index */
     }
     if (!rc) rc = tdx_index_strings_ok(&ix, &err);
+    /* An index of a damaged trace ends as the trace's dump does: an ERROR line, exit 1. The
+     * index keeps where the damage is, not the parser's words. */
+    bool damaged = !rc && ix.partial;
+    if (damaged) {
+        char off[48] = "";
+        if (ix.damage_off != TDX_NO_OFFSET)
+            snprintf(off, sizeof off, " at byte offset %" PRIu64, ix.damage_off);
+        tdx_errf(&err, TDX_EFORMAT, TDX_NO_OFFSET,
+                 "the trace is damaged%s; build --partial indexed the events before it "
+                 "(dump --events of the trace gives the parser's message)",
+                 off);
+        rc = tdx_buf_printf(&pr->buf, "ERROR: %s\n", err.msg);
+    }
     tdx_evdec_free(dec);
     free(buf);
     int failed = print_flush(pr);
@@ -229,8 +245,10 @@ static int dump_index_events(const char *path, printer *pr) {
         cli_report(path, &err);
     else if (failed || rc)
         fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
+    else if (damaged)
+        cli_report(path, &err);
     tdx_index_close(&ix);
-    return rc || failed ? TDX_EXIT_FAIL : TDX_EXIT_OK;
+    return rc || failed || damaged ? TDX_EXIT_FAIL : TDX_EXIT_OK;
 }
 
 int cmd_dump(int argc, char **argv) {

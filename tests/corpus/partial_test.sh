@@ -53,6 +53,19 @@ cmp -s "$tmp/cut.tidx" "$tmp/cut2.tidx" || fail "the partial index differs betwe
 out=$("$T" info --verify "$tmp/cut.tidx" 2>&1) || fail "info --verify: $out"
 echo "$out" | grep -q "^partial: .*damaged at byte offset" || fail "info has no partial line: $out"
 "$T" info --json "$tmp/cut.tidx" | grep -q '"partial":{"damage_offset":' || fail "info --json"
+# dump --events of the index: the trace's events, then (as for the trace) an ERROR line and exit 1;
+# it exited 0 and hid the damage.
+"$T" dump --events "$tmp/cut.trace" >"$tmp/dt.txt" 2>/dev/null
+"$T" dump --events "$tmp/cut.tidx" >"$tmp/di.txt" 2>"$tmp/di.err"
+[ $? = 1 ] || fail "dump --events of a partial index: exit status not 1"
+off=$(echo "$out" | sed -n 's/^partial: .*damaged at byte offset \([0-9]*\).*/\1/p')
+tail -n 1 "$tmp/di.txt" | grep -q "^ERROR: the trace is damaged at byte offset $off; " ||
+    fail "dump --events of a partial index: last line $(tail -n 1 "$tmp/di.txt")"
+grep -q "cut.tidx: the trace is damaged at byte offset $off" "$tmp/di.err" ||
+    fail "dump --events of a partial index: stderr $(head -c 300 "$tmp/di.err")"
+grep -v '^ERROR: ' "$tmp/dt.txt" >"$tmp/dt.ev"
+grep -v '^ERROR: ' "$tmp/di.txt" >"$tmp/di.ev"
+cmp -s "$tmp/dt.ev" "$tmp/di.ev" || fail "dump --events of the partial index differs from the trace's"
 same "$tmp/cut.trace" "$tmp/cut.tidx"
 same "$tmp/cut.trace" "$tmp/cut.tidx" --view thread
 same "$tmp/cut.trace" "$tmp/cut.tidx" --window 10000000:12000000
