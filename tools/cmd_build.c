@@ -226,13 +226,18 @@ int cmd_build(int argc, char **argv) {
             /* go tool trace says how much of the trace the damage cost; so do we */
             uint64_t kept = tdx_iwriter_gens_end(w);
             if (kept > src.size) kept = src.size;
+            /* Go's summary, and so the index's events, keep every event read before the damage;
+             * the views stop earlier. Both counts, so the summary line's does not contradict. */
+            uint64_t read = tdx_iwriter_nevents(w);
             fprintf(stderr,
-                    "traceidx: %s: warning: the trace is damaged; indexing its %" PRIu64
+                    "traceidx: %s: warning: the trace is damaged; its views show the %" PRIu64
                     " event%s up to the last complete generation, as go tool trace shows it "
-                    "(lost %.2f%% of the trace: %" PRIu64 " of %zu bytes)\n",
+                    "(lost %.2f%% of the trace: %" PRIu64
+                    " of %zu bytes); the index keeps all %" PRIu64
+                    " event%s read before the damage\n",
                     path, valid, valid == 1 ? "" : "s",
                     src.size ? 100.0 * (double)(src.size - kept) / (double)src.size : 0.0,
-                    (uint64_t)(src.size - kept), src.size);
+                    (uint64_t)(src.size - kept), src.size, read, read == 1 ? "" : "s");
             tdx_iwriter_set_partial(w, err.offset);
             view_events = valid;
         } else {
