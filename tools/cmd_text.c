@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/spec.h"
 #include "core/textfmt.h"
 #include "index/atomic_file.h"
 
@@ -83,6 +84,17 @@ int cmd_dump_raw(const char *path) {
     tdx_err err;
     if (tdx_source_open(&src, path, &err)) {
         cli_report_trace_open(path, &err);
+        return TDX_EXIT_FAIL;
+    }
+    int version;
+    if (src.kind == TDX_SRC_BINARY && !tdx_header_parse(src.data, src.size, &version, &err) &&
+        tdx_version_is_v1(version)) {
+        /* Go's text format has no form for the old events: say where they can be read. */
+        fprintf(stderr,
+                "traceidx: %s: a Go 1.%d trace: dump prints the wire events of Go 1.22 and later "
+                "traces only; dump --events reads this one\n",
+                path, version);
+        tdx_source_close(&src);
         return TDX_EXIT_FAIL;
     }
     int rc = TDX_EXIT_OK;

@@ -30,8 +30,8 @@ static const char validate_help[] =
 static const char dump_help[] =
     "usage: traceidx dump [--events] [-j N] [--quiet] TRACE\n"
     "       traceidx dump --events INDEX\n\n"
-    "Without --events: prints TRACE in Go's text format, event by event, as Go's raw text writer\n"
-    "does (the form `traceidx text2bin` reads back).\n"
+    "Without --events: prints TRACE (Go 1.22 or later) in Go's text format, event by event, as\n"
+    "Go's raw text writer does (the form `traceidx text2bin` reads back).\n"
     "With --events: prints the ordered events exactly as `go tool trace -d=parsed` does, stacks\n"
     "included; if the trace is broken, a last line \"ERROR: <message>\" follows the events\n"
     "delivered before the error, and the exit status is 1. Given an INDEX, prints the events\n"

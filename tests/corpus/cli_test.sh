@@ -56,6 +56,12 @@ printf 'hello, not a trace at all\n' >"$W/garbage"
 expect 1 "$T" validate "$W/garbage"
 has err "offset 0: bad file format: not a Go execution trace?"
 printf 'go 1.24 trace\0\0\0' >"$W/v24"
+# dump's text form is Go 1.22+'s: an old trace is pointed to dump --events (it printed the
+# header, then "invalid event type").
+printf 'go 1.19 trace\0\0\0\0\0' >"$W/v19"
+expect 1 "$T" dump "$W/v19"
+has err "traceidx: $W/v19: a Go 1.19 trace: dump prints the wire events of Go 1.22 and later traces only; dump --events reads this one"
+[ -s "$W/out" ] && fail "dump of an old trace printed: $(head -c 100 "$W/out")"
 expect 1 "$T" validate "$W/v24"
 has err "unknown or unsupported trace version go 1.24"
 mkdir "$W/dir"
