@@ -356,7 +356,7 @@ static void verify_progress(void *ctx, uint64_t done, uint64_t total) {
 
 int cmd_info(int argc, char **argv) {
     const char *path = NULL;
-    bool json = false, verify = false;
+    bool json = false, verify = false, jobs_given = false;
     int jobs = tdx_ncpus(), jr;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
@@ -364,6 +364,7 @@ int cmd_info(int argc, char **argv) {
             return TDX_EXIT_OK;
         } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
             if (jr < 0) return cli_usage_error("info", "-j needs a number from 1 to 1024");
+            jobs_given = true;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
         } else if (!strcmp(argv[i], "--verify")) {
@@ -377,6 +378,7 @@ int cmd_info(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("info", "need an INDEX");
+    if (jobs_given && !verify) return cli_usage_error("info", "-j goes with --verify");
     tdx_index ix;
     tdx_err err;
     if (cli_open_index(path, &ix, true)) return TDX_EXIT_FAIL;

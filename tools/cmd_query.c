@@ -135,7 +135,7 @@ int cmd_query(int argc, char **argv) {
     const char *path = NULL, *out = NULL, *range = NULL;
     tdx_query q;
     memset(&q, 0, sizeof q);
-    bool has_start = false, has_end = false, verbose = false;
+    bool has_start = false, has_end = false, verbose = false, has_view = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool more = i + 1 < argc;
@@ -157,6 +157,7 @@ int cmd_query(int argc, char **argv) {
         } else if (!strcmp(a, "--view")) {
             if (!more) return cli_usage_error("query", "--view needs procs or threads");
             const char *v = argv[++i];
+            has_view = true;
             if (!strcmp(v, "threads") || !strcmp(v, "thread"))
                 q.thread = true;
             else if (!strcmp(v, "procs") || !strcmp(v, "proc"))
@@ -199,6 +200,11 @@ int cmd_query(int argc, char **argv) {
     if (has_start != has_end) return cli_usage_error("query", "--start and --end go together");
     if (has_start && range && range[0] == '#')
         return cli_usage_error("query", "--range '#N' already sets --start and --end");
+    if (has_start && range)
+        return cli_usage_error("query", "give --range or --start and --end, not both");
+    if (has_view && (q.has_goid || q.has_taskid))
+        return cli_usage_error("query", "--view is for the proc and thread views; --goroutine "
+                                        "and --taskid draw the goroutine view");
     q.has_index = has_start;
 
     tdx_index ix;

@@ -16,7 +16,7 @@
 int cmd_dump_raw(const char *path);
 
 static const char validate_help[] =
-    "usage: traceidx validate [-j N] [--expect] [--quiet] TRACE\n\n"
+    "usage: traceidx validate [-j N] [--expect] [--stats] [--quiet] TRACE\n\n"
     "Reads TRACE the way Go's parser does (framing, tables, ordering, state machine) and prints a\n"
     "one-line summary: version, generations, events and time span. A broken trace gets Go's\n"
     "error message with the byte offset, and exit status 1.\n\n"

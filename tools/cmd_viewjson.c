@@ -15,9 +15,9 @@
 static const char viewjson_help[] =
     "usage: traceidx viewjson [options] TRACE\n\n"
     "Prints the trace-viewer JSON that `go tool trace` serves at /jsontrace for TRACE, computed\n"
-    "directly from the trace (two passes: Go's summary, then the generator). A temporary\n"
-    "developer command until the index answers these queries.\n\n"
-    "  --view thread    OS-thread-oriented view (default: proc-oriented)\n"
+    "directly from the trace (two passes: Go's summary, then the generator), with no index: the\n"
+    "reference `traceidx query` is tested against.\n\n"
+    "  --view thread    OS-thread-oriented view (also \"threads\"; default: proc-oriented)\n"
     "  --goroutine G    goroutine-oriented view of G (/jsontrace?goid=G)\n"
     "  --focustask T    task T and its subtasks in the proc or thread view (?focustask=T)\n"
     "  --taskid T       goroutine-oriented view of task T with its regions (?taskid=T)\n"
@@ -115,7 +115,7 @@ int cmd_viewjson(int argc, char **argv) {
     const char *path = NULL;
     tdx_viewquery q;
     memset(&q, 0, sizeof q);
-    int jobs = tdx_ncpus();
+    int jobs = tdx_ncpus(), jr;
     bool ranges = false, record = false, quiet = false, has_start = false, has_end = false;
     int64_t start = 0, end = INT64_MAX;
     bool has_window = false;
@@ -129,8 +129,10 @@ int cmd_viewjson(int argc, char **argv) {
             return TDX_EXIT_OK;
         } else if (!strcmp(a, "--view")) {
             if (!more) return cli_usage_error("viewjson", "--view needs a value");
-            /* like cmd/trace: "thread" selects the thread view, anything else is ignored */
-            q.thread = !strcmp(argv[++i], "thread");
+            /* like cmd/trace: "thread" selects the thread view, anything else is ignored; and
+             * query's spelling, "threads" */
+            ++i;
+            q.thread = !strcmp(argv[i], "thread") || !strcmp(argv[i], "threads");
         } else if (!strcmp(a, "--goroutine") || !strcmp(a, "--focustask") ||
                    !strcmp(a, "--taskid")) {
             uint64_t v;
@@ -169,9 +171,8 @@ int cmd_viewjson(int argc, char **argv) {
             ranges = record = true;
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
-        } else if (!strcmp(a, "-j")) {
-            if (!more || cli_parse_jobs(argv[++i], &jobs))
-                return cli_usage_error("viewjson", "-j needs a number from 1 to 1024");
+        } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
+            if (jr < 0) return cli_usage_error("viewjson", "-j needs a number from 1 to 1024");
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("viewjson", "unknown option %s", a);
         } else if (!path) {

@@ -44,13 +44,20 @@ int main(int argc, char **argv) {
         usage(stderr);
         return TDX_EXIT_USAGE;
     }
-    if (cli_is_help(argv[1])) {
+    /* "help CMD" is "CMD --help" (each command prints its own). */
+    bool help = cli_is_help(argv[1]);
+    const char *name = help && argc > 2 ? argv[2] : argv[1];
+    if (help && argc <= 2) {
         usage(stdout);
         return stdout_done(TDX_EXIT_OK);
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return stdout_done(commands[i].run(argc - 1, argv + 1));
+        if (!strcmp(name, commands[i].name)) {
+            char *hargv[] = {(char *)name, "--help", NULL};
+            return stdout_done(help ? commands[i].run(2, hargv)
+                                    : commands[i].run(argc - 1, argv + 1));
+        }
+    if (help) argv[1] = (char *)name;
     fprintf(stderr, "traceidx: unknown command \"%s\"\n\n", argv[1]);
     usage(stderr);
     return TDX_EXIT_USAGE;

@@ -30,6 +30,13 @@ expect 2 "$T"
 expect 2 "$T" frobnicate
 has err "unknown command"
 expect 2 "$T" validate
+# "help CMD" is "CMD --help"
+for c in build query info; do
+    expect 0 "$T" help "$c"
+    has out "usage: traceidx $c "
+done
+expect 2 "$T" help frobnicate
+has err "unknown command"
 expect 2 "$T" validate -j 0 x
 expect 2 "$T" dump --bogus x
 expect 2 "$T" text2bin onlyin
@@ -218,6 +225,16 @@ has out '"events":10'
 has out "\"index\":\"$W/svc.trace.tidx\""
 expect 0 "$T" info "$W/svc.trace"
 has out "^index: *$W/svc.trace.tidx "
+expect 2 "$T" info -j 2 "$W/svc.trace"
+has err "\-j goes with --verify"
+# viewjson takes -jN as the other commands do, and query's spelling of the thread view (it gave
+# the proc view for --view threads).
+expect 0 "$T" viewjson --quiet --view thread "$W/svc.trace"
+cp "$W/out" "$W/vthread.json"
+expect 0 "$T" viewjson --quiet -j1 --view threads "$W/svc.trace"
+cmp -s "$W/out" "$W/vthread.json" || fail "viewjson --view threads differs from --view thread"
+expect 0 "$T" query "$W/svc.trace" --view threads
+cmp -s "$W/out" "$W/vthread.json" || fail "query --view threads differs from viewjson --view thread"
 cp "$W/svc.trace" "$W/we\"ird\\name.trace"
 expect 0 "$T" build --quiet "$W/we\"ird\\name.trace"
 expect 0 "$T" info --json "$W/we\"ird\\name.trace.tidx"

@@ -591,6 +591,10 @@ def check_cli():
     for r in ("1e3ms:", "0x1p3ms:", "inf:", "1.2.3ms:", ".ms:", "1ms:+1e1ms"):
         expect(["query", ix, "--range", r], 2, "cannot read the times")
     expect(["query", ix, "--start", "3"], 2, "go together")
+    # alternatives given together are refused (they were silently combined or ignored)
+    expect(["query", ix, "--range", "1ms:2ms", "--start", "0", "--end", "3"], 2, "not both")
+    for v in ("--goroutine", "--taskid"):
+        expect(["query", ix, "--view", "threads", v, "1"], 2, "--view is for the proc and thread views")
     expect(["query", ix, "--view", "goroutines"], 2, "procs or threads")
     expect(["query"], 2, "need an INDEX")
     expect(["ranges", ix, "--bogus"], 2, "unknown option")
