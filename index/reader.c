@@ -305,12 +305,17 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     ix->version = tdx_rd32(h + H_VERSION);
     if (ix->version > TDX_IDX_VERSION) {
         uint32_t v = ix->version;
+        /* A damaged version field would read as "newer" too: the header's own checksum (where
+         * this version keeps it) tells the two apart as far as it can. */
+        bool sealed = XXH3_64bits(h, H_HEADER_HASH) == tdx_rd64(h + H_HEADER_HASH);
         tdx_index_close(ix);
-        return tdx_errf(
-            err, TDX_EINDEX, H_VERSION,
-            "index format version %u is newer than this traceidx reads (%d): upgrade traceidx "
-            "or rebuild the index with this one",
-            v, TDX_IDX_VERSION);
+        return tdx_errf(err, TDX_EINDEX, H_VERSION,
+                        sealed ? "index format version %u is newer than this traceidx reads (%d): "
+                                 "upgrade traceidx or rebuild the index with this one"
+                               : "index header says format version %u, newer than this traceidx "
+                                 "reads (%d), and fails its checksum: the index is damaged, or "
+                                 "of a newer traceidx: rebuild it with this one, or upgrade",
+                        v, TDX_IDX_VERSION);
     }
     if (ix->version >= 1 && ix->version < TDX_IDX_VERSION) {
         /* Older layouts encode events, strings and the summary differently; nothing reads them. */

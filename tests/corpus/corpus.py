@@ -288,6 +288,16 @@ def check_corrupt(tdx, name, tmp):
     struct.pack_into("<I", b, 8, 99)
     open(bad, "wb").write(bytes(b))
     expect_error(tdx, [tdx, "info", bad], ["newer", "upgrade"], "newer format version")
+    # A header that fails its checksum may be a damaged version field: it says both.
+    expect_error(tdx, [tdx, "info", bad], ["fails its checksum", "damaged"],
+                 "newer format version, unsealed")
+    from common import Sealed
+    sx = Sealed.load(bad)
+    if sx:
+        struct.pack_into("<Q", b, 120, sx.xxh(b[0:120]))
+        open(bad, "wb").write(bytes(b))
+        expect_error(tdx, [tdx, "info", bad], ["format version 99 is newer than this traceidx reads",
+                                               "upgrade"], "newer format version, sealed")
     struct.pack_into("<I", b, 8, 2)
     open(bad, "wb").write(bytes(b))
     expect_error(tdx, [tdx, "info", bad], ["older", "rebuild"], "older format version")
