@@ -122,6 +122,9 @@ int cmd_build(int argc, char **argv) {
         } else if (!strcmp(argv[i], "-o")) {
             if (++i >= argc || !*argv[i]) return cli_usage_error("build", "-o needs a file name");
             out = argv[i];
+            /* an index is a file (written beside OUT, then renamed): there is no stdout form */
+            if (!strcmp(out, "-"))
+                return cli_usage_error("build", "-o - : an index is written to a file, not stdout");
         } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
             if (jr < 0) return cli_usage_error("build", "-j needs a number from 1 to 1024");
         } else if (!strcmp(argv[i], "--quiet")) {

@@ -49,7 +49,6 @@ static const char ranges_help[] =
     "            event indexes, both inclusive), startTime, endTime (ns) and bytes (the JSON size\n"
     "            estimate that closed the range)\n";
 
-/* Go's time.ParseDuration, plus a bare integer meaning nanoseconds. */
 /* JSON is never written over a trace or an index (the rename would replace them), whether or not
  * this query reads it: -o TRACE is a slip of the finger. */
 static int refuse_target(const char *out) {
@@ -64,6 +63,7 @@ static int refuse_target(const char *out) {
     return -1;
 }
 
+/* Go's time.ParseDuration, plus a bare integer meaning nanoseconds. */
 static int parse_duration(const char *s, int64_t *out) {
     if (!*s) return -1;
     char *end;

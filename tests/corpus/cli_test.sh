@@ -3,6 +3,7 @@
 # usage: cli_test.sh TRACEIDX TESTDATA_DIR
 set -u
 T=$1
+case $T in /*) ;; *) T=$(pwd)/$T ;; esac # (one check runs in another directory)
 D=$2
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
@@ -283,6 +284,13 @@ has err "views built in"
 has err "peak RSS"
 expect 2 "$T" build
 expect 2 "$T" build -j x "$W/svc.trace"
+# An index has no stdout form: -o - is a usage error (it made a file named -).
+here=$(pwd)
+cd "$W" || fail "cd $W"
+expect 2 "$T" build "$W/svc.trace" -o -
+cd "$here" || fail "cd $here"
+has err "an index is written to a file, not stdout"
+[ -e "$W/-" ] && fail "build -o - made a file named -"
 
 # Progress: on a terminal, a line for each of the build's three steps (so no step's ETA reads as
 # the whole build's), the last one also through the string table and the sync; none otherwise.
