@@ -52,7 +52,7 @@ int cmd_text2bin(int argc, char **argv) {
         tdx_source_close(&src);
         return TDX_EXIT_FAIL;
     }
-    if (strcmp(out, "-") && cli_refuse_own_input(out, in)) {
+    if (strcmp(out, "-") != 0 && cli_refuse_own_input(out, in)) {
         tdx_source_close(&src);
         return TDX_EXIT_FAIL;
     }

@@ -241,12 +241,10 @@ static int dump_index_events(const char *path, printer *pr) {
     tdx_evdec_free(dec);
     free(buf);
     int failed = print_flush(pr);
-    if (rc && err.kind != TDX_OK)
+    if ((rc && err.kind != TDX_OK) || (damaged && !failed))
         cli_report(path, &err);
     else if (failed || rc)
         fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
-    else if (damaged)
-        cli_report(path, &err);
     tdx_index_close(&ix);
     return rc || failed || damaged ? TDX_EXIT_FAIL : TDX_EXIT_OK;
 }
