@@ -15,8 +15,6 @@
 
 #define SLOTS 4
 #define PIECE 1024 /* events: 112 KiB a slot */
-/* Blocks read between two releases of the pages behind the reader (~1 MiB of blocks). */
-#define RELEASE_EVERY 32
 
 typedef struct slot {
     tdx_event *ev;
@@ -79,7 +77,7 @@ static void produce(tdx_evpipe *p, slot *s) {
         if (p->given >= ne) {
             p->block++;
             p->begun = false;
-            if (p->block - p->released >= RELEASE_EVERY) {
+            if (p->block - p->released >= TDX_RELEASE_EVERY) {
                 tdx_index_release_blocks(p->ix, p->block);
                 p->released = p->block;
             }

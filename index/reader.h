@@ -94,6 +94,8 @@ int tdx_index_block_next(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_even
  * read them (file pages, but counted in the process's RSS: a whole-trace query held every block
  * it read). Reading them again maps them again. */
 void tdx_index_release_blocks(const tdx_index *ix, size_t b);
+/* How often a long read calls it: every this many blocks (about 1 MiB of them). */
+#define TDX_RELEASE_EVERY ((size_t)32)
 
 /* The first block whose last event is at or after time t (nblocks if none). */
 size_t tdx_index_block_at_time(const tdx_index *ix, int64_t t);

@@ -288,7 +288,8 @@ static void *scan_blocks(void *arg) {
         if (b >= bs->ix->nblocks || b >= atomic_load(&bs->stop)) break;
         /* The pages of blocks well behind every thread go back (RSS: not the whole index; a
          * thread still reading one only maps it again). */
-        if (b % 32 == 0 && b >= 64) tdx_index_release_blocks(bs->ix, b - 64);
+        if (b % TDX_RELEASE_EVERY == 0 && b >= 2 * TDX_RELEASE_EVERY)
+            tdx_index_release_blocks(bs->ix, b - 2 * TDX_RELEASE_EVERY);
         if (tdx_index_read_block(bs->ix, dec, b, buf, &n, &s->err)) {
             s->rc = -1;
             if (s->err.kind == TDX_EINDEX) {

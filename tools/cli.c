@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -113,10 +114,13 @@ int cli_parse_i64(const char *s, int64_t *v) {
     return 0;
 }
 
-void cli_report_trace_open(const char *path, const tdx_err *err) {
+bool cli_is_index_file(const char *path) {
     uint8_t magic[8];
-    if (err->kind == TDX_EFORMAT && err->offset == 0 &&
-        tdx_read_head(path, magic, sizeof magic) == 8 && tdx_is_index(magic, 8)) {
+    return tdx_read_head(path, magic, sizeof magic) == 8 && tdx_is_index(magic, 8);
+}
+
+void cli_report_trace_open(const char *path, const tdx_err *err) {
+    if (err->kind == TDX_EFORMAT && err->offset == 0 && cli_is_index_file(path)) {
         fprintf(stderr,
                 "traceidx: %s: offset 0: a traceidx index, not a Go execution trace "
                 "(info, query, ranges and dump --events read an index)\n",
@@ -124,6 +128,12 @@ void cli_report_trace_open(const char *path, const tdx_err *err) {
         return;
     }
     cli_report(path, err);
+}
+
+void cli_damage_where(const tdx_index *ix, char *buf, size_t n) {
+    buf[0] = '\0';
+    if (ix->damage_off != TDX_NO_OFFSET)
+        snprintf(buf, n, " at byte offset %" PRIu64, ix->damage_off);
 }
 
 int cli_refuse_own_input(const char *out, const char *in) {

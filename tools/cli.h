@@ -43,9 +43,14 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check);
 /* Parses "-j N" or "-jN" at argv[*i]; returns 1 if it was one (advancing *i), -1 if malformed. */
 int cli_jobs_arg(int argc, char **argv, int *i, int *jobs);
 
+/* Whether PATH is a regular file that starts with the index magic. */
+bool cli_is_index_file(const char *path);
 /* Reports a failure to open PATH as a trace; when PATH is an index, says so and which commands
  * read one (its bytes are no Go trace header). */
 void cli_report_trace_open(const char *path, const tdx_err *err);
+/* " at byte offset N" for an index of a damaged trace (build --partial), or "" when the offset is
+ * unknown: BUF of N bytes (48 is enough). */
+void cli_damage_where(const tdx_index *ix, char *buf, size_t n);
 /* Refuses (printing why, returning -1) an output path that names the same file as input IN:
  * the rename would replace what the command reads. 0 otherwise, or when OUT does not exist. */
 int cli_refuse_own_input(const char *out, const char *in);

@@ -473,9 +473,8 @@ int cmd_info(int argc, char **argv) {
         printf("span:         %s (%" PRId64 " .. %" PRId64 " ns)\n", dur, (int64_t)m[M_FIRST_TIME],
                (int64_t)m[M_LAST_TIME]);
         if (ix.partial) {
-            char off[48] = "";
-            if (ix.damage_off != TDX_NO_OFFSET)
-                snprintf(off, sizeof off, " at byte offset %" PRIu64, ix.damage_off);
+            char off[48];
+            cli_damage_where(&ix, off, sizeof off);
             printf("partial:      the trace is damaged%s (build --partial): the views and split "
                    "ranges end at its last complete generation, event %" PRIu64 " of %" PRIu64
                    " (%" PRId64 " ns)\n",

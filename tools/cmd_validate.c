@@ -202,11 +202,6 @@ int cmd_validate(int argc, char **argv) {
     return exit_code;
 }
 
-static bool file_is_index(const char *path) {
-    uint8_t m[8];
-    return tdx_read_head(path, m, sizeof m) == 8 && tdx_is_index(m, 8);
-}
-
 /* The events stored in an index, printed exactly as from the trace itself. */
 static int dump_index_events(const char *path, printer *pr) {
     tdx_index ix;
@@ -222,16 +217,16 @@ static int dump_index_events(const char *path, printer *pr) {
         size_t n;
         if ((rc = tdx_index_read_block(&ix, dec, b, buf, &n, &err))) break;
         for (size_t i = 0; i < n && !rc; i++) rc = print_event(pr, &buf[i], &ix.tabs);
-        if (b % 32 == 31) tdx_index_release_blocks(&ix, b + 1); /* RSS: not the whole index */
+        if ((b + 1) % TDX_RELEASE_EVERY == 0) /* RSS: not the whole index */
+            tdx_index_release_blocks(&ix, b + 1);
     }
     if (!rc) rc = tdx_index_strings_ok(&ix, &err);
     /* An index of a damaged trace ends as the trace's dump does: an ERROR line, exit 1. The
      * index keeps where the damage is, not the parser's words. */
     bool damaged = !rc && ix.partial;
     if (damaged) {
-        char off[48] = "";
-        if (ix.damage_off != TDX_NO_OFFSET)
-            snprintf(off, sizeof off, " at byte offset %" PRIu64, ix.damage_off);
+        char off[48];
+        cli_damage_where(&ix, off, sizeof off);
         tdx_errf(&err, TDX_EFORMAT, TDX_NO_OFFSET,
                  "the trace is damaged%s; build --partial indexed the events before it "
                  "(dump --events of the trace gives the parser's message)",
@@ -274,7 +269,7 @@ int cmd_dump(int argc, char **argv) {
     if (!path) return cli_usage_error("dump", "need a TRACE");
     if (!events) return cmd_dump_raw(path);
     printer pr = {stdout, {0}, 0};
-    if (file_is_index(path)) return dump_index_events(path, &pr);
+    if (cli_is_index_file(path)) return dump_index_events(path, &pr);
     tdx_source src;
     tdx_read_stats st;
     tdx_err err;
