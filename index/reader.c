@@ -41,7 +41,8 @@ const char *tdx_section_name(uint32_t kind) {
                                                   [TDX_SEC_VIEW_GOROUTINE] = "VIEW_GOROUTINE",
                                                   [TDX_SEC_VIEWDATA] = "VIEWDATA",
                                                   [TDX_SEC_VGNODES] = "VGNODES",
-                                                  [TDX_SEC_FNAMES] = "FNAMES"};
+                                                  [TDX_SEC_FNAMES] = "FNAMES",
+                                                  [TDX_SEC_GSTATS] = "GSTATS"};
     return kind < TDX_SEC_COUNT_ && n[kind] ? n[kind] : "UNKNOWN";
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/varint.h"
 #include "index/evcodec.h"
+#include "index/gsindex.h"
 #include "index/query.h"
 #include "index/sumindex.h"
 #include "index/viewgen.h"
@@ -336,6 +337,22 @@ static int verify_summary(tdx_index *ix, const tdx_vgstore *st, tdx_err *err) {
     return rc;
 }
 
+/* The goroutine analysis: every group's run as `goroutines --name` reads it, and its first time
+ * against META's. */
+static int verify_gstats(tdx_index *ix, tdx_err *err) {
+    uint64_t len;
+    const uint8_t *p = tdx_index_section(ix, TDX_SEC_GSTATS, &len, err);
+    uint64_t off = ix->sec[TDX_SEC_GSTATS].off;
+    if (!p || tdx_gsindex_verify(p, (size_t)len, off, err)) return -1;
+    tdx_gsindex x;
+    if (tdx_gsindex_open(&x, p, (size_t)len, off, err)) return -1;
+    int rc = x.goroutines && (uint64_t)x.t0 != ix->meta[M_FIRST_TIME]
+                 ? tdx_index_corrupt(err, off, "section GSTATS (its first time)")
+                 : 0;
+    tdx_gsindex_free(&x);
+    return rc;
+}
+
 /* The split ranges as `ranges` reads them, within the proc view's output. */
 static int verify_ranges(tdx_index *ix, tdx_err *err) {
     tdx_vrange *r;
@@ -365,6 +382,7 @@ static int verify_views(tdx_index *ix, tdx_err *err) {
         if (ix->sec[k].present) rc = verify_view(ix, k, st, &names, err);
     if (!rc && ix->sec[TDX_SEC_SUMMARY].present) rc = verify_summary(ix, st, err);
     if (!rc && ix->sec[TDX_SEC_RANGES].present) rc = verify_ranges(ix, err);
+    if (!rc && ix->sec[TDX_SEC_GSTATS].present) rc = verify_gstats(ix, err);
     if (st) tdx_vgstore_free(st);
     return rc;
 }

@@ -33,6 +33,8 @@
 #include "index/scratch.h"
 #include "index/sumindex.h"
 #include "index/sumspill.h"
+#include "index/gostats.h"
+#include "index/gsindex.h"
 #include "index/summary.h"
 #include "index/vevser.h"
 #include "index/viewgen.h"
@@ -128,6 +130,7 @@ typedef struct worker {
     bool summary;
     tdx_summary sum;
     tdx_sumspill spill;
+    tdx_gostats *gst; /* Go's goroutine analysis (GSTATS), beside the summary */
     tdx_jsplit split;
     bool has_split;
     tdx_hmap alive;
@@ -187,6 +190,10 @@ static int put_blob(worker *w, const void *p, size_t n, uint8_t *ref) {
 static int summarize(worker *w, const tdx_event *e) {
     if (e->kind == TDX_KIND_SYNC && w->sum.nevents &&
         tdx_sumspill_compact(&w->spill, &w->sum, &w->err)) {
+        w->failed = 1;
+        return -1;
+    }
+    if (tdx_gostats_event(w->gst, e, w->sh->tabs, &w->err)) {
         w->failed = 1;
         return -1;
     }
@@ -760,6 +767,7 @@ static void worker_free(worker *w) {
     if (w->summary) {
         tdx_summary_free(&w->sum);
         tdx_sumspill_free(&w->spill);
+        tdx_gostats_free(w->gst);
     }
     tdx_hmap_free(&w->alive);
     tdx_hmap_free(&w->found);
@@ -821,7 +829,8 @@ static int worker_init(worker *w, shared *sh, int index) {
             v->split = &w->split;
             w->summary = true;
             tdx_summary_init(&w->sum, &sh->store);
-            if (tdx_sumspill_init(&w->spill, tdx_iwriter_temp_path(sh->iw), sh->sort_budget))
+            if (tdx_sumspill_init(&w->spill, tdx_iwriter_temp_path(sh->iw), sh->sort_budget) ||
+                !(w->gst = tdx_gostats_new(tdx_iwriter_temp_path(sh->iw), sh->sort_budget)))
                 return oom(w);
         }
     }
@@ -956,6 +965,12 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
         tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), sh->opts->jobs > 1,
                            put_stream, iw, sh->opts->tail_progress, sh->opts->tail_progress_ctx,
                            err) ||
+        tdx_iwriter_stream_end(iw, err))
+        goto fail;
+    /* GSTATS: the goroutine analysis, regrouped by name (index/gsindex.c). */
+    if (tdx_gostats_finish(w0->gst, err) || tdx_iwriter_stream_begin(iw, TDX_SEC_GSTATS, err) ||
+        tdx_gsindex_write(w0->gst, tdx_iwriter_temp_path(iw), sh->sort_budget, put_stream, iw,
+                          err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
     r.n = 0;

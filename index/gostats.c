@@ -1,0 +1,658 @@
+/* gostats.c: the execution statistics of Go's trace Summarizer, record by record as Go keeps them.
+ *
+ * Go keys its pending times by "not zero" (a time of 0 reads as unset) and adds durations with
+ * wrapping int64 arithmetic; both are copied, so that odd traces give Go's numbers too. Where Go
+ * would dereference a goroutine record it never made (a transition or range of a goroutine it did
+ * not see created, possible only in traces its parser rejects), the event is skipped. */
+#include "gostats.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hmap.h"
+#include "core/spec.h"
+#include "core/varint.h"
+#include "index/extsort.h"
+#include "index/viewgen_store.h"
+
+typedef tdx_gostat_kvvec kvvec;
+
+typedef struct grec {
+    tdx_gostat st; /* block/range point into the vectors below while live */
+    /* the Summarizer's pending state (goroutineSummary) */
+    int64_t last_start, last_runnable, last_block, last_syscall, last_syscall_block;
+    uint32_t last_reason;
+    bool used; /* a goroutine's (else a free slot: see `free`) */
+    kvvec block, range, last_range;
+} grec;
+
+/* A map from a pair of 64-bit keys to an int64 (Go's syscallingP/G and rangesP maps). */
+typedef struct pmap {
+    uint64_t *a, *b;
+    int64_t *v;
+    uint8_t *used;
+    size_t mask, n;
+} pmap;
+
+struct tdx_gostats {
+    tdx_vgstore store; /* names, reasons and range names, by content */
+    tdx_hmap strs;     /* this generation's string id -> the store's + 1 (cleared at a Sync) */
+    TDX_VEC(grec) gs;  /* the goroutines alive (ended ones leave at once, their slot reused) */
+    tdx_hmap g_idx;    /* goroutine id -> index in gs */
+    TDX_VEC(uint32_t) free;
+    pmap sys_p;    /* proc -> goroutine in a syscall on it */
+    pmap sys_g;    /* goroutine -> the proc it entered its syscall on */
+    pmap ranges_p; /* (proc, range name) -> the goroutine it began on */
+    int64_t t0, last_ts, sync_ts;
+    bool started;
+    tdx_xsort *spill; /* ended goroutines' records, by (id, when spilled): the last one counts */
+    uint64_t seq;
+    tdx_buf tmp;
+    /* reading */
+    int have;          /* 0: nothing fetched yet, 1: `next` holds a record, 2: the end */
+    tdx_xrec next;     /* the record after the one being merged */
+    tdx_buf cur, nbuf; /* payloads of the record returned and of `next` */
+    kvvec out_block, out_range;
+    int oom;
+};
+
+/* ---- pair maps ---- */
+
+static size_t pm_hash(uint64_t a, uint64_t b) {
+    return (size_t)tdx_hash64(a * 0x9e3779b97f4a7c15ULL ^ tdx_hash64(b));
+}
+
+static void pm_free(pmap *m) {
+    free(m->a);
+    free(m->b);
+    free(m->v);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+/* The slot of (a, b), or the free slot it would take (m->used must be allocated). */
+static size_t pm_find(const pmap *m, uint64_t a, uint64_t b, bool *found) {
+    size_t i = pm_hash(a, b) & m->mask;
+    // NOLINTNEXTLINE(clang-analyzer-core.NullDereference): callers allocate used first
+    while (m->used[i]) {
+        if (m->a[i] == a && m->b[i] == b) {
+            *found = true;
+            return i;
+        }
+        i = (i + 1) & m->mask;
+    }
+    *found = false;
+    return i;
+}
+
+static int pm_get(const pmap *m, uint64_t a, uint64_t b, int64_t *v) {
+    if (!m->n) return 0;
+    bool found;
+    size_t i = pm_find(m, a, b, &found);
+    if (found) *v = m->v[i];
+    return found;
+}
+
+static int pm_put(pmap *m, uint64_t a, uint64_t b, int64_t v) {
+    if (!m->used || (m->n + 1) * 2 > m->mask + 1) {
+        pmap g;
+        size_t cap = m->used ? (m->mask + 1) * 2 : 16;
+        g.a = malloc(cap * sizeof *g.a);
+        g.b = malloc(cap * sizeof *g.b);
+        g.v = malloc(cap * sizeof *g.v);
+        g.used = calloc(cap, 1);
+        g.mask = cap - 1;
+        g.n = 0;
+        if (!g.a || !g.b || !g.v || !g.used) {
+            pm_free(&g);
+            return -1;
+        }
+        for (size_t i = 0; m->used && i <= m->mask; i++) {
+            if (!m->used[i]) continue;
+            bool found;
+            size_t j = pm_find(&g, m->a[i], m->b[i], &found);
+            g.a[j] = m->a[i], g.b[j] = m->b[i], g.v[j] = m->v[i], g.used[j] = 1;
+            g.n++;
+        }
+        pm_free(m);
+        *m = g;
+    }
+    bool found;
+    size_t i = pm_find(m, a, b, &found); /* m->used is set: grown above */
+    m->a[i] = a, m->b[i] = b, m->v[i] = v;
+    if (!found) m->used[i] = 1, m->n++;
+    return 0;
+}
+
+static void pm_del(pmap *m, uint64_t a, uint64_t b) {
+    if (!m->n) return;
+    bool found;
+    size_t i = pm_find(m, a, b, &found);
+    if (!found) return;
+    /* backward-shift deletion keeps every other key's probe chain whole */
+    for (size_t j = (i + 1) & m->mask; m->used[j]; j = (j + 1) & m->mask) {
+        size_t home = pm_hash(m->a[j], m->b[j]) & m->mask;
+        if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
+            m->a[i] = m->a[j], m->b[i] = m->b[j], m->v[i] = m->v[j];
+            i = j;
+        }
+    }
+    m->used[i] = 0;
+    m->n--;
+}
+
+/* ---- small maps of a record (a few reasons and range names) ---- */
+
+static tdx_gostat_kv *kv_slot(tdx_gostats *s, kvvec *v, uint32_t key) {
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i].key == key) return &v->v[i];
+    if (tdx_vec_push(v, ((tdx_gostat_kv){key, 0}))) {
+        s->oom = 1;
+        return NULL;
+    }
+    return &v->v[v->n - 1];
+}
+
+/* Go's m[key] += d (the key is added even when d is 0). */
+static void kv_add(tdx_gostats *s, kvvec *v, uint32_t key, int64_t d) {
+    tdx_gostat_kv *k = kv_slot(s, v, key);
+    if (k) k->ns = tdx_wadd(k->ns, d);
+}
+
+/* Go's m[key] for a missing key: 0. */
+static int64_t kv_get(const kvvec *v, uint32_t key) {
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i].key == key) return v->v[i].ns;
+    return 0;
+}
+
+static void kv_del(kvvec *v, uint32_t key) {
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i].key == key) {
+            memmove(&v->v[i], &v->v[i + 1], (v->n - i - 1) * sizeof *v->v);
+            v->n--;
+            return;
+        }
+}
+
+static void grec_free(grec *r) {
+    tdx_vec_free(&r->block);
+    tdx_vec_free(&r->range);
+    tdx_vec_free(&r->last_range);
+}
+
+/* ---- life cycle ---- */
+
+tdx_gostats *tdx_gostats_new(const char *beside, size_t budget) {
+    tdx_gostats *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    if (tdx_vgstore_init(&s->store)) {
+        free(s);
+        return NULL;
+    }
+    if (!(s->spill = tdx_xsort_new(beside, budget))) {
+        tdx_gostats_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void tdx_gostats_free(tdx_gostats *s) {
+    if (!s) return;
+    for (size_t i = 0; i < s->gs.n; i++) grec_free(&s->gs.v[i]);
+    tdx_vec_free(&s->gs);
+    tdx_hmap_free(&s->g_idx);
+    pm_free(&s->sys_p);
+    pm_free(&s->sys_g);
+    pm_free(&s->ranges_p);
+    tdx_xsort_free(s->spill);
+    tdx_vec_free(&s->tmp);
+    tdx_vec_free(&s->cur);
+    tdx_vec_free(&s->nbuf);
+    tdx_vec_free(&s->out_block);
+    tdx_vec_free(&s->out_range);
+    tdx_hmap_free(&s->strs);
+    tdx_vec_free(&s->free);
+    tdx_vgstore_free(&s->store);
+    free(s);
+}
+
+tdx_str tdx_gostats_str(const tdx_gostats *s, uint32_t id) {
+    if (id == 0 || id >= s->store.strs.n) return (tdx_str){(const uint8_t *)"", 0};
+    return tdx_vgstore_str(&s->store, id);
+}
+
+size_t tdx_gostats_nstrings(const tdx_gostats *s) {
+    return s->store.strs.n ? s->store.strs.n - 1 : 0;
+}
+
+int64_t tdx_gostats_first_time(const tdx_gostats *s) {
+    return s->t0;
+}
+
+int64_t tdx_gostats_last_time(const tdx_gostats *s) {
+    return s->last_ts;
+}
+
+int64_t tdx_gostat_unknown(const tdx_gostat *g) {
+    int64_t sum = tdx_wadd(tdx_wadd(g->exec, g->sched), tdx_wadd(g->syscall, g->syscall_block));
+    for (size_t i = 0; i < g->nblock; i++) sum = tdx_wadd(sum, g->block[i].ns);
+    return sum < g->total ? tdx_wsub(g->total, sum) : 0;
+}
+
+static grec *g_lookup(tdx_gostats *s, int64_t id) {
+    uint32_t i = tdx_hmap_get(&s->g_idx, (uint64_t)id);
+    return i == TDX_HMAP_EMPTY ? NULL : &s->gs.v[i];
+}
+
+/* ---- the Summarizer's statistics ---- */
+
+/* GoroutineSummary.finalize's statistics (snapshotStat at t, kept; the pending state cleared). */
+static void finalize(tdx_gostats *s, grec *r, int64_t t) {
+    tdx_gostat *st = &r->st;
+    if (st->total == 0) st->total = tdx_wsub(t, st->creation);
+    if (r->last_start) st->exec = tdx_wadd(st->exec, tdx_wsub(t, r->last_start));
+    if (r->last_runnable) st->sched = tdx_wadd(st->sched, tdx_wsub(t, r->last_runnable));
+    if (r->last_block) kv_add(s, &r->block, r->last_reason, tdx_wsub(t, r->last_block));
+    if (r->last_syscall) st->syscall = tdx_wadd(st->syscall, tdx_wsub(t, r->last_syscall));
+    /* Go adds a syscall still blocked at the end to scheduler wait (its own quirk). */
+    if (r->last_syscall_block) st->sched = tdx_wadd(st->sched, tdx_wsub(t, r->last_syscall_block));
+    for (size_t i = 0; i < r->last_range.n; i++)
+        kv_add(s, &r->range, r->last_range.v[i].key, tdx_wsub(t, r->last_range.v[i].ns));
+    r->last_start = r->last_runnable = r->last_block = r->last_syscall = r->last_syscall_block = 0;
+    r->last_reason = 0;
+    r->last_range.n = 0;
+}
+
+/* The store's id of string `str` of g (a few distinct ones are looked up, often). */
+static uint32_t own_string(tdx_gostats *s, const tdx_gen *g, uint32_t str) {
+    if (!g || str == 0 || str >= g->strings.n) return 0;
+    uint32_t v = tdx_hmap_get(&s->strs, str);
+    if (v != TDX_HMAP_EMPTY) return v - 1;
+    tdx_str t = tdx_gen_str(g, str);
+    uint32_t id = tdx_vgstore_intern(&s->store, t.p, t.n);
+    if (!s->store.oom && tdx_hmap_put(&s->strs, str, id + 1)) s->oom = 1;
+    return id;
+}
+
+/* Go's transition reason: GoStop's and GoBlock's string, else empty. */
+static uint32_t reason_of(tdx_gostats *s, const tdx_event *e, const tdx_gen *g) {
+    if (e->type != TDX_EV_GO_STOP && e->type != TDX_EV_GO_BLOCK) return 0;
+    return own_string(s, g, e->str[0]);
+}
+
+static bool str_is(const tdx_gostats *s, uint32_t id, const char *lit) {
+    tdx_str t = tdx_gostats_str(s, id);
+    size_t n = strlen(lit);
+    return t.n == n && memcmp(t.p, lit, n) == 0;
+}
+
+static grec *new_record(tdx_gostats *s, int64_t id, int64_t creation) {
+    grec nr;
+    memset(&nr, 0, sizeof nr);
+    nr.st.id = id;
+    nr.st.creation = creation;
+    nr.used = true;
+    uint32_t old = tdx_hmap_get(&s->g_idx, (uint64_t)id);
+    if (old != TDX_HMAP_EMPTY) { /* a fresh record replaces the old one, as in Go's map */
+        grec_free(&s->gs.v[old]);
+        s->gs.v[old] = nr;
+        return &s->gs.v[old];
+    }
+    uint32_t at;
+    if (s->free.n) {
+        at = s->free.v[--s->free.n];
+        s->gs.v[at] = nr;
+    } else {
+        if (s->gs.n >= UINT32_MAX - 1 || tdx_vec_push(&s->gs, nr)) {
+            s->oom = 1;
+            return NULL;
+        }
+        at = (uint32_t)(s->gs.n - 1);
+    }
+    if (tdx_hmap_put(&s->g_idx, (uint64_t)id, at)) {
+        s->oom = 1;
+        return NULL;
+    }
+    return &s->gs.v[at];
+}
+
+static int spill_one(tdx_gostats *s, const grec *r, tdx_err *err);
+
+/* An ended goroutine (NotExist): its statistics are final (Go's Finalize changes nothing more),
+ * so its record leaves memory now; a later record of the same id is sorted after it. */
+static int retire(tdx_gostats *s, grec *r, tdx_err *err) {
+    if (spill_one(s, r, err)) return -1;
+    uint32_t at = (uint32_t)(r - s->gs.v);
+    tdx_hmap_del(&s->g_idx, (uint64_t)r->st.id);
+    grec_free(r);
+    r->used = false;
+    if (tdx_vec_push(&s->free, at))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return 0;
+}
+
+static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_err *err) {
+    uint8_t from = e->from, to = e->to;
+    if (from == to) return 0;
+    int64_t id = e->res, t = e->time;
+    grec *r;
+    if (from == TDX_GO_UNDETERMINED || from == TDX_GO_NOTEXIST) {
+        r = new_record(s, id, from == TDX_GO_UNDETERMINED ? s->sync_ts : t);
+        if (!r) return 0; /* (s->oom reports it) */
+    } else {
+        if (!(r = g_lookup(s, id))) return 0;
+        switch (from) {
+        case TDX_GO_RUNNING:
+            r->st.exec = tdx_wadd(r->st.exec, tdx_wsub(t, r->last_start));
+            r->last_start = 0;
+            break;
+        case TDX_GO_WAITING:
+            if (r->last_block) {
+                kv_add(s, &r->block, r->last_reason, tdx_wsub(t, r->last_block));
+                r->last_block = 0;
+            }
+            break;
+        case TDX_GO_RUNNABLE:
+            if (r->last_runnable) {
+                r->st.sched = tdx_wadd(r->st.sched, tdx_wsub(t, r->last_runnable));
+                r->last_runnable = 0;
+            }
+            break;
+        case TDX_GO_SYSCALL:
+            if (r->last_syscall) {
+                if (r->last_syscall_block) {
+                    r->st.syscall_block =
+                        tdx_wadd(r->st.syscall_block, tdx_wsub(t, r->last_syscall_block));
+                    r->st.syscall =
+                        tdx_wadd(r->st.syscall, tdx_wsub(r->last_syscall_block, r->last_syscall));
+                } else {
+                    r->st.syscall = tdx_wadd(r->st.syscall, tdx_wsub(t, r->last_syscall));
+                }
+                r->last_syscall = r->last_syscall_block = 0;
+                /* Go deletes the proc its map gives (0 when it has none) */
+                int64_t p = 0;
+                pm_get(&s->sys_g, (uint64_t)id, 0, &p);
+                pm_del(&s->sys_p, (uint64_t)p, 0);
+                pm_del(&s->sys_g, (uint64_t)id, 0);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    /* Named after the outermost frame of the first transition stack that has one. */
+    if (r->st.name == 0 && g && e->tstack && e->tstack < g->stacks.n) {
+        const tdx_stack *st = &g->stacks.v[e->tstack];
+        if (st->nframes) {
+            const tdx_frame *f = &g->frames.v[g->stack_frames.v[st->first + st->nframes - 1]];
+            r->st.name = own_string(s, g, f->func);
+            r->st.pc = f->pc;
+        }
+    }
+    switch (to) {
+    case TDX_GO_RUNNING:
+        r->last_start = t;
+        if (r->st.start == 0) r->st.start = t;
+        break;
+    case TDX_GO_RUNNABLE:
+        r->last_runnable = t;
+        break;
+    case TDX_GO_WAITING: {
+        uint32_t why = reason_of(s, e, g);
+        if (!str_is(s, why, "forever")) {
+            r->last_block = t;
+            r->last_reason = why;
+            break;
+        }
+        /* Blocked forever is like goroutine death. */
+        r->st.end = t;
+        finalize(s, r, t);
+        break;
+    }
+    case TDX_GO_NOTEXIST:
+        r->st.end = t;
+        finalize(s, r, t);
+        return retire(s, r, err);
+    case TDX_GO_SYSCALL:
+        if (pm_put(&s->sys_p, (uint64_t)e->p, 0, id) || pm_put(&s->sys_g, (uint64_t)id, 0, e->p))
+            s->oom = 1;
+        r->last_syscall = t;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* A proc going idle while a goroutine that entered a syscall on it is still in it: the syscall
+ * blocks from now on. */
+static void proc_transition(tdx_gostats *s, const tdx_event *e) {
+    if (e->from == e->to || e->to != TDX_PROC_IDLE) return;
+    int64_t goid;
+    if (!pm_get(&s->sys_p, (uint64_t)e->res, 0, &goid)) return;
+    grec *r = g_lookup(s, goid);
+    if (r) r->last_syscall_block = e->time;
+    pm_del(&s->sys_p, (uint64_t)e->res, 0);
+}
+
+/* A range's scope as Go's Event.Range() gives it: 1 a goroutine, 2 a proc, 0 neither. */
+static int range_scope(const tdx_event *e, int64_t *id) {
+    switch (e->type) {
+    case TDX_EV_GC_BEGIN:
+    case TDX_EV_GC_ACTIVE:
+    case TDX_EV_GC_END:
+        return 0;
+    case TDX_EV_GC_SWEEP_ACTIVE:
+        *id = (int64_t)e->args[0];
+        return 2;
+    case TDX_EV_GC_SWEEP_BEGIN:
+    case TDX_EV_GC_SWEEP_END:
+        *id = e->p;
+        return 2;
+    case TDX_EV_GC_MARK_ASSIST_ACTIVE:
+        *id = (int64_t)e->args[0];
+        return 1;
+    default:
+        *id = e->g;
+        return 1;
+    }
+}
+
+static void range_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g) {
+    char buf[1200];
+    int n = tdx_range_name(e, g, buf, sizeof buf);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+    uint32_t name = tdx_vgstore_intern(&s->store, buf, (size_t)n);
+    int64_t sid = 0;
+    int scope = range_scope(e, &sid);
+    grec *r = NULL;
+    if (e->kind == TDX_KIND_RANGE_END) {
+        if (scope == 1) {
+            r = g_lookup(s, sid);
+        } else if (scope == 2) {
+            int64_t goid;
+            if (pm_get(&s->ranges_p, (uint64_t)sid, name, &goid)) {
+                /* only when it ends on the goroutine it began on */
+                if (goid == e->g) r = g_lookup(s, goid);
+                pm_del(&s->ranges_p, (uint64_t)sid, name);
+            }
+        }
+        if (!r) return;
+        int64_t ts = kv_get(&r->last_range, name);
+        if (ts == 0) return;
+        kv_add(s, &r->range, name, tdx_wsub(e->time, ts));
+        kv_del(&r->last_range, name);
+        return;
+    }
+    if (scope == 1) {
+        r = g_lookup(s, sid);
+    } else if (scope == 2) {
+        /* a proc's range is credited to the goroutine it began on */
+        r = g_lookup(s, e->g);
+        if (r && pm_put(&s->ranges_p, (uint64_t)sid, name, e->g)) s->oom = 1;
+    }
+    if (!r) return;
+    tdx_gostat_kv *k = kv_slot(s, &r->last_range, name);
+    if (!k) return;
+    if (e->kind == TDX_KIND_RANGE_ACTIVE) {
+        if (k->ns) kv_add(s, &r->range, name, tdx_wsub(s->sync_ts, k->ns));
+        /* (kv_add may have moved nothing: last_range and range are separate vectors) */
+        k->ns = s->sync_ts;
+    } else {
+        k->ns = e->time;
+    }
+}
+
+/* ---- spilling ended goroutines ---- */
+
+static int put_i64(tdx_buf *b, int64_t v) {
+    return tdx_buf_uvarint(b, tdx_zigzag(v));
+}
+
+static int put_kvs(tdx_buf *b, const kvvec *v) {
+    int rc = tdx_buf_uvarint(b, v->n);
+    for (size_t i = 0; i < v->n; i++)
+        rc |= tdx_buf_uvarint(b, v->v[i].key) | put_i64(b, v->v[i].ns);
+    return rc;
+}
+
+static int spill_one(tdx_gostats *s, const grec *r, tdx_err *err) {
+    const tdx_gostat *st = &r->st;
+    tdx_buf *b = &s->tmp;
+    b->n = 0;
+    int rc = tdx_buf_uvarint(b, st->name) | tdx_buf_uvarint(b, st->pc) | put_i64(b, st->creation) |
+             put_i64(b, st->start) | put_i64(b, st->end) | put_i64(b, st->exec) |
+             put_i64(b, st->sched) | put_i64(b, st->syscall) | put_i64(b, st->syscall_block) |
+             put_i64(b, st->total) | put_kvs(b, &r->block) | put_kvs(b, &r->range);
+    if (rc) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return tdx_xsort_add(s->spill, (uint64_t)st->id ^ TDX_XSORT_SIGN, s->seq++, b->v, b->n, err);
+}
+
+int tdx_gostats_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_err *err) {
+    if (e->kind == TDX_KIND_SYNC) tdx_hmap_clear(&s->strs); /* string ids are per generation */
+    if (!s->started) s->t0 = s->sync_ts = e->time, s->started = true;
+    s->last_ts = e->time;
+    switch (e->kind) {
+    case TDX_KIND_SYNC:
+        s->sync_ts = e->time;
+        break;
+    case TDX_KIND_STATE_TRANSITION:
+        if (e->res_kind == TDX_RES_GOROUTINE) {
+            if (go_transition(s, e, g, err)) return -1;
+        } else if (e->res_kind == TDX_RES_PROC) {
+            proc_transition(s, e);
+        }
+        break;
+    case TDX_KIND_RANGE_BEGIN:
+    case TDX_KIND_RANGE_ACTIVE:
+    case TDX_KIND_RANGE_END:
+        range_event(s, e, g);
+        break;
+    default:
+        break;
+    }
+    if (s->oom || s->store.oom) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return 0;
+}
+
+int tdx_gostats_finish(tdx_gostats *s, tdx_err *err) {
+    /* Finalize: a record already ended is unchanged (its total is set, nothing is pending). */
+    for (size_t i = 0; i < s->gs.n; i++) {
+        grec *r = &s->gs.v[i];
+        if (!r->used) continue;
+        finalize(s, r, s->last_ts);
+        if (spill_one(s, r, err)) return -1;
+    }
+    if (s->oom) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return tdx_gostats_rewind(s, err);
+}
+
+int tdx_gostats_rewind(tdx_gostats *s, tdx_err *err) {
+    s->have = 0;
+    return tdx_xsort_rewind(s->spill, err);
+}
+
+/* ---- reading ---- */
+
+static int get_kvs(const uint8_t **p, const uint8_t *end, kvvec *v) {
+    uint64_t n, k, d;
+    int m = tdx_uvarint(*p, end, &n);
+    if (m < 0 || n > (uint64_t)(end - *p)) return -1;
+    *p += m;
+    v->n = 0;
+    if (tdx_vec_reserve(v, (size_t)n)) return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        if ((m = tdx_uvarint(*p, end, &k)) < 0 || k > UINT32_MAX) return -1;
+        *p += m;
+        if ((m = tdx_uvarint(*p, end, &d)) < 0) return -1;
+        *p += m;
+        v->v[v->n++] = (tdx_gostat_kv){(uint32_t)k, tdx_unzigzag(d)};
+    }
+    return 0;
+}
+
+static int decode(tdx_gostats *s, uint64_t key, const tdx_buf *b, tdx_gostat *o, tdx_err *err) {
+    const uint8_t *p = b->v, *end = b->v + b->n;
+    uint64_t v[10];
+    for (int i = 0; i < 10; i++) {
+        int m = tdx_uvarint(p, end, &v[i]);
+        if (m < 0) goto bad;
+        p += m;
+    }
+    if (v[0] > UINT32_MAX) goto bad;
+    memset(o, 0, sizeof *o);
+    o->id = (int64_t)(key ^ TDX_XSORT_SIGN);
+    o->name = (uint32_t)v[0];
+    o->pc = v[1];
+    o->creation = tdx_unzigzag(v[2]);
+    o->start = tdx_unzigzag(v[3]);
+    o->end = tdx_unzigzag(v[4]);
+    o->exec = tdx_unzigzag(v[5]);
+    o->sched = tdx_unzigzag(v[6]);
+    o->syscall = tdx_unzigzag(v[7]);
+    o->syscall_block = tdx_unzigzag(v[8]);
+    o->total = tdx_unzigzag(v[9]);
+    /* Finalize at the end sets a total still 0 (a record spilled before it came) */
+    if (o->total == 0) o->total = tdx_wsub(s->last_ts, o->creation);
+    if (get_kvs(&p, end, &s->out_block) || get_kvs(&p, end, &s->out_range) || p != end) goto bad;
+    o->block = s->out_block.v;
+    o->nblock = s->out_block.n;
+    o->range = s->out_range.v;
+    o->nrange = s->out_range.n;
+    return 0;
+bad:
+    return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET,
+                    "goroutine statistics: a spilled record is damaged");
+}
+
+static int fetch(tdx_gostats *s, tdx_err *err) {
+    int rc = tdx_xsort_next(s->spill, &s->next, err);
+    if (rc < 0) return -1;
+    if (rc == 0) {
+        s->have = 2;
+        return 0;
+    }
+    s->nbuf.n = 0;
+    if (s->next.n && tdx_buf_append(&s->nbuf, s->next.p, s->next.n))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    s->have = 1;
+    return 0;
+}
+
+int tdx_gostats_next(tdx_gostats *s, tdx_gostat *out, tdx_err *err) {
+    if (s->have == 0 && fetch(s, err)) return -1;
+    if (s->have == 2) return 0;
+    /* The last record of an id is the one Go's map kept. */
+    uint64_t key = s->next.k1;
+    for (;;) {
+        tdx_buf t = s->cur;
+        s->cur = s->nbuf;
+        s->nbuf = t;
+        if (fetch(s, err)) return -1;
+        if (s->have == 2 || s->next.k1 != key) break;
+    }
+    return decode(s, key, &s->cur, out, err) ? -1 : 1;
+}

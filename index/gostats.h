@@ -1,0 +1,68 @@
+/* gostats.h: Go's per-goroutine execution statistics (the trace Summarizer's GoroutineExecStats:
+ * time running, runnable, blocked by reason, in syscalls, in special ranges), which cmd/trace's
+ * goroutine analysis pages (/goroutines, /goroutine) show, over an ordered event stream.
+ *
+ * Memory follows the goroutines alive: the record of a goroutine that ends (NotExist) goes to an
+ * external sort at once, and at the end every id's latest record is read back in id order, as
+ * Go's summary map holds it. */
+#ifndef TDX_GOSTATS_H
+#define TDX_GOSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/event.h"
+#include "core/mem.h"
+
+typedef struct tdx_gostats tdx_gostats;
+
+/* A string id of the analysis (names, block reasons, range names) and a duration in ns. */
+typedef struct tdx_gostat_kv {
+    uint32_t key;
+    int64_t ns;
+} tdx_gostat_kv;
+
+typedef TDX_VEC(tdx_gostat_kv) tdx_gostat_kvvec;
+
+/* One goroutine's final record (GoroutineSummary without its regions). */
+typedef struct tdx_gostat {
+    int64_t id;
+    uint32_t name; /* entry function (outermost frame of its first transition stack); 0: none */
+    uint64_t pc;
+    int64_t creation, start, end; /* start, end: 0 when it never ran / never ended */
+    int64_t exec, sched, syscall, syscall_block, total;
+    /* BlockTimeByReason and RangeTime: every key Go's maps hold, zero values included, in the
+     * order first met; valid until the next tdx_gostats_next */
+    const tdx_gostat_kv *block, *range;
+    size_t nblock, nrange;
+} tdx_gostat;
+
+/* Ended goroutines' records beyond `budget` bytes go to a scratch file in the directory of
+ * `beside` (NULL: all kept in memory). NULL on memory exhaustion. */
+tdx_gostats *tdx_gostats_new(const char *beside, size_t budget);
+void tdx_gostats_free(tdx_gostats *s);
+
+/* Feeds every event the reader delivers, in order; g is the event's string and stack tables.
+ * 0, or -1 with err set (memory, scratch file). */
+int tdx_gostats_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_err *err);
+
+/* Ends the stream (Summarizer.Finalize: goroutines alive are closed at the last event's time)
+ * and starts reading the records. 0 or -1. */
+int tdx_gostats_finish(tdx_gostats *s, tdx_err *err);
+/* The next goroutine by id: 1, 0 after the last, -1 on an error. */
+int tdx_gostats_next(tdx_gostats *s, tdx_gostat *out, tdx_err *err);
+/* Reads the records again from the first. */
+int tdx_gostats_rewind(tdx_gostats *s, tdx_err *err);
+
+/* The first and the last event's time (0 before any). */
+int64_t tdx_gostats_first_time(const tdx_gostats *s);
+int64_t tdx_gostats_last_time(const tdx_gostats *s);
+/* The string ids in use are 1..this. */
+size_t tdx_gostats_nstrings(const tdx_gostats *s);
+/* The text of a string id ("" for 0). */
+tdx_str tdx_gostats_str(const tdx_gostats *s, uint32_t id);
+/* Go's UnknownTime: the total minus the non-overlapping statistics, when positive. */
+int64_t tdx_gostat_unknown(const tdx_gostat *g);
+
+#endif

@@ -1,0 +1,286 @@
+/* test_gostats.c: index/gostats.c computes Go's goroutine statistics event by event (values worked
+ * out by hand), keeps the latest record of a reused id across spills, and index/gsindex.c stores
+ * them so that every byte of the section is checked: any flipped byte or truncation is refused. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/event.h"
+#include "core/spec.h"
+#include "index/gostats.h"
+#include "index/gsindex.h"
+
+/* Strings 1 "chan receive", 2 "forever", 3 "main.f", 4 "main.g"; stack 1 [main.f], 2 [main.g]. */
+static void make_gen(tdx_gen *g) {
+    memset(g, 0, sizeof *g);
+    static const char *const s[] = {"", "chan receive", "forever", "main.f", "main.g"};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(
+            tdx_vec_push(&g->strings, ((tdx_str){(const uint8_t *)s[i], (uint32_t)strlen(s[i])})),
+            0);
+    cr_assert_eq(tdx_vec_push(&g->stacks, ((tdx_stack){0, 0, 0})), 0);
+    for (uint32_t k = 0; k < 2; k++) {
+        cr_assert_eq(tdx_vec_push(&g->frames, ((tdx_frame){0x100 + k, 1, 3 + k, 0, 0, 0})), 0);
+        cr_assert_eq(tdx_vec_push(&g->stack_frames, k), 0);
+        cr_assert_eq(tdx_vec_push(&g->stacks, ((tdx_stack){k + 1, k, 1})), 0);
+    }
+}
+
+static void free_gen(tdx_gen *g) {
+    tdx_vec_free(&g->strings);
+    tdx_vec_free(&g->stacks);
+    tdx_vec_free(&g->frames);
+    tdx_vec_free(&g->stack_frames);
+}
+
+static tdx_event go(int type, int64_t t, int64_t p, int64_t ctxg, int64_t id, int from, int to) {
+    tdx_event e;
+    memset(&e, 0, sizeof e);
+    e.type = (uint8_t)type;
+    e.kind = TDX_KIND_STATE_TRANSITION;
+    e.res_kind = TDX_RES_GOROUTINE;
+    e.time = t;
+    e.p = p;
+    e.g = ctxg;
+    e.res = id;
+    e.from = (uint8_t)from;
+    e.to = (uint8_t)to;
+    return e;
+}
+
+static tdx_event proc(int64_t t, int64_t id, int from, int to) {
+    tdx_event e = go(TDX_EV_PROC_STEAL, t, TDX_NO_ID, TDX_NO_ID, id, from, to);
+    e.res_kind = TDX_RES_PROC;
+    return e;
+}
+
+static tdx_event sync_at(int64_t t) {
+    tdx_event e;
+    memset(&e, 0, sizeof e);
+    e.type = TDX_TYPE_SYNC;
+    e.kind = TDX_KIND_SYNC;
+    e.time = t;
+    return e;
+}
+
+static tdx_event assist(int kind, int64_t t, int64_t g) {
+    tdx_event e;
+    memset(&e, 0, sizeof e);
+    e.type = kind == TDX_KIND_RANGE_BEGIN ? TDX_EV_GC_MARK_ASSIST_BEGIN : TDX_EV_GC_MARK_ASSIST_END;
+    e.kind = (uint8_t)kind;
+    e.time = t;
+    e.g = g;
+    return e;
+}
+
+enum {
+    NOTEXIST = TDX_GO_NOTEXIST,
+    RUNNABLE = TDX_GO_RUNNABLE,
+    RUNNING = TDX_GO_RUNNING,
+    WAITING = TDX_GO_WAITING,
+    SYSCALL = TDX_GO_SYSCALL
+};
+
+/* Feeds the scenario below: goroutine 7 (main.f) runs, blocks on a channel, runs, enters a
+ * syscall whose P is stolen, returns, exits; then id 7 is created again (main.g) and is left
+ * running at the end; goroutine 9 blocks forever. */
+static void feed(tdx_gostats *s, const tdx_gen *g) {
+    tdx_event ev[32];
+    int n = 0;
+    ev[n++] = sync_at(10);
+    ev[n] = go(TDX_EV_GO_CREATE, 100, 0, TDX_NO_ID, 7, NOTEXIST, RUNNABLE);
+    ev[n++].tstack = 1;
+    ev[n++] = go(TDX_EV_GO_START, 150, 0, TDX_NO_ID, 7, RUNNABLE, RUNNING); /* sched 50 */
+    ev[n++] = assist(TDX_KIND_RANGE_BEGIN, 160, 7);
+    ev[n++] = assist(TDX_KIND_RANGE_END, 170, 7);                             /* mark assist 10 */
+    ev[n] = go(TDX_EV_GO_BLOCK, 200, 0, 7, 7, RUNNING, WAITING);              /* exec 50 */
+    ev[n++].str[0] = 1;                                                       /* chan receive */
+    ev[n++] = go(TDX_EV_GO_UNBLOCK, 260, 0, TDX_NO_ID, 7, WAITING, RUNNABLE); /* block 60 */
+    ev[n++] = go(TDX_EV_GO_START, 300, 0, TDX_NO_ID, 7, RUNNABLE, RUNNING);   /* sched 40 */
+    ev[n++] = go(TDX_EV_GO_SYSCALL_BEGIN, 330, 0, 7, 7, RUNNING, SYSCALL);    /* exec 30 */
+    ev[n++] = proc(350, 0, TDX_PROC_RUNNING, TDX_PROC_IDLE);                  /* syscall 20 */
+    ev[n++] = go(TDX_EV_GO_SYSCALL_END_BLOCKED, 400, TDX_NO_ID, 7, 7, SYSCALL, RUNNABLE);
+    ev[n++] = go(TDX_EV_GO_START, 420, 0, TDX_NO_ID, 7, RUNNABLE, RUNNING); /* sched 20 */
+    ev[n++] = go(TDX_EV_GO_DESTROY, 500, 0, 7, 7, RUNNING, NOTEXIST);       /* exec 80 */
+    ev[n] = go(TDX_EV_GO_CREATE, 510, 0, TDX_NO_ID, 9, NOTEXIST, RUNNABLE);
+    ev[n++].tstack = 1;
+    ev[n++] = sync_at(600); /* 7's first record leaves memory here */
+    ev[n++] = go(TDX_EV_GO_START, 610, 0, TDX_NO_ID, 9, RUNNABLE, RUNNING); /* 9: sched 100 */
+    ev[n] = go(TDX_EV_GO_BLOCK, 640, 0, 9, 9, RUNNING, WAITING);            /* 9: exec 30 */
+    ev[n++].str[0] = 2;                                                     /* forever */
+    ev[n] = go(TDX_EV_GO_CREATE, 700, 0, TDX_NO_ID, 7, NOTEXIST, RUNNABLE);
+    ev[n++].tstack = 2;
+    ev[n++] = go(TDX_EV_GO_START, 750, 0, TDX_NO_ID, 7, RUNNABLE, RUNNING);
+    ev[n++] = sync_at(1000);
+    tdx_err err;
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(tdx_gostats_event(s, &ev[i], g, &err), 0, "event %d: %s", i, err.msg);
+}
+
+static int64_t kv(const tdx_gostat_kv *v, size_t n, const tdx_gostats *s, const char *key) {
+    for (size_t i = 0; i < n; i++) {
+        tdx_str k = tdx_gostats_str(s, v[i].key);
+        if (k.n == strlen(key) && memcmp(k.p, key, k.n) == 0) return v[i].ns;
+    }
+    return -1;
+}
+
+static void check_records(tdx_gostats *s) {
+    tdx_err err;
+    tdx_gostat g;
+    /* id 7: only its second record (Go's map keeps the latest) */
+    cr_assert_eq(tdx_gostats_next(s, &g, &err), 1, "%s", err.msg);
+    cr_assert_eq(g.id, 7);
+    tdx_str name = tdx_gostats_str(s, g.name);
+    cr_assert(name.n == 6 && memcmp(name.p, "main.g", 6) == 0, "the re-created goroutine's name");
+    cr_assert_eq(g.creation, 700);
+    cr_assert_eq(g.start, 750);
+    cr_assert_eq(g.end, 0);
+    cr_assert_eq(g.exec, 250, "running from 750 to the last event (1000)");
+    cr_assert_eq(g.sched, 50);
+    cr_assert_eq(g.total, 300);
+    cr_assert_eq(tdx_gostat_unknown(&g), 0);
+    /* id 9: blocked forever is an end, with no block time */
+    cr_assert_eq(tdx_gostats_next(s, &g, &err), 1, "%s", err.msg);
+    cr_assert_eq(g.id, 9);
+    cr_assert_eq(g.end, 640);
+    cr_assert_eq(g.exec, 30);
+    cr_assert_eq(g.sched, 100);
+    cr_assert_eq(g.total, 130);
+    cr_assert_eq(g.nblock, 0);
+    cr_assert_eq(tdx_gostats_next(s, &g, &err), 0, "two goroutines");
+}
+
+Test(gostats, by_hand_with_spills) {
+    tdx_gen gen;
+    make_gen(&gen);
+    /* a budget of 1 byte: every record spilled goes to the scratch file alone */
+    tdx_gostats *s = tdx_gostats_new("/tmp/gostats-test.tidx", 1);
+    cr_assert_not_null(s);
+    feed(s, &gen);
+    tdx_err err;
+    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
+    check_records(s);
+    cr_assert_eq(tdx_gostats_rewind(s, &err), 0);
+    check_records(s);
+    tdx_gostats_free(s);
+    free_gen(&gen);
+}
+
+Test(gostats, first_record_before_reuse) {
+    /* The first record of id 7, alone: the steal split its syscall into 20 ns of execution and
+     * 50 of blocked syscall. */
+    tdx_gen gen;
+    make_gen(&gen);
+    tdx_gostats *s = tdx_gostats_new(NULL, 1 << 20);
+    cr_assert_not_null(s);
+    tdx_err err;
+    tdx_event ev[] = {
+        sync_at(10),
+        go(TDX_EV_GO_CREATE, 100, 0, TDX_NO_ID, 7, NOTEXIST, RUNNABLE),
+        go(TDX_EV_GO_START, 150, 0, TDX_NO_ID, 7, RUNNABLE, RUNNING),
+        assist(TDX_KIND_RANGE_BEGIN, 160, 7),
+        assist(TDX_KIND_RANGE_END, 170, 7),
+        go(TDX_EV_GO_BLOCK, 200, 0, 7, 7, RUNNING, WAITING),
+        go(TDX_EV_GO_UNBLOCK, 260, 0, TDX_NO_ID, 7, WAITING, RUNNABLE),
+        go(TDX_EV_GO_START, 300, 0, TDX_NO_ID, 7, RUNNABLE, RUNNING),
+        go(TDX_EV_GO_SYSCALL_BEGIN, 330, 0, 7, 7, RUNNING, SYSCALL),
+        proc(350, 0, TDX_PROC_RUNNING, TDX_PROC_IDLE),
+        go(TDX_EV_GO_SYSCALL_END_BLOCKED, 400, TDX_NO_ID, 7, 7, SYSCALL, RUNNABLE),
+        go(TDX_EV_GO_START, 420, 0, TDX_NO_ID, 7, RUNNABLE, RUNNING),
+        go(TDX_EV_GO_DESTROY, 500, 0, 7, 7, RUNNING, NOTEXIST),
+        sync_at(600),
+    };
+    ev[1].tstack = 1;
+    ev[5].str[0] = 1;
+    for (size_t i = 0; i < sizeof ev / sizeof *ev; i++)
+        cr_assert_eq(tdx_gostats_event(s, &ev[i], &gen, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
+    tdx_gostat g;
+    cr_assert_eq(tdx_gostats_next(s, &g, &err), 1);
+    cr_assert_eq(g.exec, 50 + 30 + 80);
+    cr_assert_eq(g.sched, 50 + 40 + 20);
+    cr_assert_eq(g.syscall, 20);
+    cr_assert_eq(g.syscall_block, 50);
+    cr_assert_eq(g.total, 400);
+    cr_assert_eq(g.end, 500);
+    cr_assert_eq(kv(g.block, g.nblock, s, "chan receive"), 60);
+    cr_assert_eq(kv(g.range, g.nrange, s, "GC mark assist"), 10);
+    cr_assert_eq(tdx_gostat_unknown(&g), 400 - (160 + 110 + 20 + 50 + 60));
+    tdx_gostats_free(s);
+    free_gen(&gen);
+}
+
+/* ---- the section ---- */
+
+static int put_buf(void *ctx, const void *p, size_t n, tdx_err *err) {
+    (void)err;
+    return tdx_buf_append(ctx, p, n);
+}
+
+static tdx_buf section(void) {
+    tdx_gen gen;
+    make_gen(&gen);
+    tdx_gostats *s = tdx_gostats_new("/tmp/gostats-test.tidx", 1);
+    cr_assert_not_null(s);
+    feed(s, &gen);
+    tdx_err err;
+    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
+    tdx_buf b = {0};
+    cr_assert_eq(tdx_gsindex_write(s, "/tmp/gostats-test.tidx", 1, put_buf, &b, &err), 0, "%s",
+                 err.msg);
+    tdx_gostats_free(s);
+    free_gen(&gen);
+    return b;
+}
+
+Test(gsindex, round_trip) {
+    tdx_buf b = section();
+    tdx_err err;
+    cr_assert_eq(tdx_gsindex_verify(b.v, b.n, 0, &err), 0, "%s", err.msg);
+    tdx_gsindex x;
+    cr_assert_eq(tdx_gsindex_open(&x, b.v, b.n, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(x.goroutines, 2);
+    cr_assert_eq(x.exec, 280);
+    cr_assert_eq(x.ngroups, 2);
+    /* display order: main.g (250 ns of execution), then main.f (30: goroutine 9) */
+    tdx_gsgroup g0 = tdx_gsindex_group(&x, 0), g1 = tdx_gsindex_group(&x, 1);
+    tdx_str n0 = tdx_gsindex_str(&x, g0.name), n1 = tdx_gsindex_str(&x, g1.name);
+    cr_assert(n0.n == 6 && memcmp(n0.p, "main.g", 6) == 0);
+    cr_assert(n1.n == 6 && memcmp(n1.p, "main.f", 6) == 0);
+    cr_assert_eq(g0.exec, 250);
+    cr_assert_eq(g1.count, 1);
+    tdx_gostat g;
+    cr_assert_eq(tdx_gsindex_begin(&x, 1, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_gsindex_next(&x, &g, &err), 1, "%s", err.msg);
+    cr_assert_eq(g.id, 9);
+    cr_assert_eq(g.creation, 510);
+    cr_assert_eq(g.start, 610);
+    cr_assert_eq(g.end, 640);
+    cr_assert_eq(g.total, 130);
+    cr_assert_eq(g.pc, 0x100);
+    cr_assert_eq(tdx_gsindex_next(&x, &g, &err), 0);
+    tdx_gsindex_free(&x);
+    tdx_vec_free(&b);
+}
+
+Test(gsindex, every_byte_checked) {
+    tdx_buf b = section();
+    tdx_err err;
+    uint8_t *c = malloc(b.n);
+    cr_assert_not_null(c);
+    for (size_t i = 0; i < b.n; i++) {
+        memcpy(c, b.v, b.n);
+        c[i] ^= 0x10;
+        cr_assert_neq(tdx_gsindex_verify(c, b.n, 1000, &err), 0, "byte %zu flipped unnoticed", i);
+        cr_assert_eq(err.kind, TDX_EINDEX);
+        cr_assert(strstr(err.msg, "GSTATS") && strstr(err.msg, "rebuild"), "%s", err.msg);
+        cr_assert(err.offset >= 1000 && err.offset < 1000 + b.n, "offset %llu",
+                  (unsigned long long)err.offset);
+    }
+    for (size_t n = 0; n < b.n; n++)
+        cr_assert_neq(tdx_gsindex_verify(b.v, n, 0, &err), 0, "truncated to %zu unnoticed", n);
+    free(c);
+    tdx_vec_free(&b);
+}
