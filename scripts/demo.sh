@@ -40,6 +40,15 @@ if "$T" --help | grep -q '^  build'; then
     echo "wrote $OUT/window.json ($(wc -c <"$OUT/window.json") bytes); open it in chrome://tracing or Perfetto"
     step "List the ranges go tool trace would split the proc view into" "traceidx ranges $OUT/service.tidx"
     "$T" ranges "$OUT/service.tidx"
+    step "Goroutine analysis: goroutines by start location (go tool trace's /goroutines page)" \
+         "traceidx goroutines $OUT/service.tidx"
+    "$T" goroutines "$OUT/service.tidx"
+    N=$("$T" goroutines --json "$OUT/service.tidx" | sed -n 's/.*"groups": \[{"name": "\([^"]*\)".*/\1/p')
+    if [ -n "$N" ]; then
+        step "Where the goroutines of the busiest group spent their time (first lines)" \
+             "traceidx goroutines $OUT/service.tidx --name '$N' | head"
+        "$T" goroutines "$OUT/service.tidx" --name "$N" | head -n 10
+    fi
     G=$(TZ=UTC "$T" dump --events "$OUT/service.trace" | sed -n 's/.*StateTransition.* GoID=\([0-9][0-9]*\) NotExist->Runnable.*/\1/p' | sed -n 100p)
     if [ -n "$G" ]; then
         step "Goroutine $G's view (go tool trace's goid=$G page)" \

@@ -328,3 +328,24 @@ void cli_remove_on_signal(const char *path) {
         pthread_sigmask(SIG_SETMASK, &held_mask, NULL);
     }
 }
+
+int cli_read_trace(const char *cmd, const char *path, int jobs, bool quiet, tdx_emit_fn emit,
+                   void *ectx, tdx_source *src, tdx_read_stats *st, tdx_err *err,
+                   int *open_failed) {
+    *open_failed = 0;
+    if (cli_open_trace(path, src)) {
+        *open_failed = 1;
+        return -1;
+    }
+    cli_progress prog;
+    cli_progress_init(&prog, cmd, quiet);
+    tdx_read_opts o = {.jobs = jobs,
+                       .emit = emit,
+                       .emit_ctx = ectx,
+                       .progress = cli_progress_update,
+                       .progress_ctx = &prog,
+                       .release_input = src->kind == TDX_SRC_BINARY};
+    int rc = tdx_read_trace(src->data, src->size, src->version, &o, st, err);
+    cli_progress_end(&prog);
+    return rc;
+}

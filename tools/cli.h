@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "core/error.h"
+#include "core/reader.h"
 #include "core/source.h"
 #include "index/reader.h"
 
@@ -57,6 +58,12 @@ int cli_refuse_own_input(const char *out, const char *in);
 /* Opens a trace (binary, text or fuzz file) and checks its header is a version we read. */
 int cli_open_trace(const char *path, tdx_source *src);
 
+/* Opens PATH as a trace (reporting a failure itself: *open_failed = 1) and reads it on `jobs`
+ * threads, passing every event to emit (may be NULL), with progress named `cmd` unless quiet.
+ * Returns the reader's result; the caller closes src when it opened. */
+int cli_read_trace(const char *cmd, const char *path, int jobs, bool quiet, tdx_emit_fn emit,
+                   void *ectx, tdx_source *src, tdx_read_stats *st, tdx_err *err, int *open_failed);
+
 /* Progress on stderr when it is a terminal. */
 typedef struct cli_progress {
     bool enabled;
@@ -97,5 +104,6 @@ int cmd_build(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_ranges(int argc, char **argv);
+int cmd_goroutines(int argc, char **argv);
 
 #endif

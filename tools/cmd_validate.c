@@ -86,27 +86,6 @@ static bool is_framing_error(const tdx_err *err) {
     return false;
 }
 
-static int read_with(const char *cmd, const char *path, int jobs, bool quiet, tdx_emit_fn emit,
-                     void *ectx, tdx_source *src, tdx_read_stats *st, tdx_err *err,
-                     int *open_failed) {
-    *open_failed = 0;
-    if (cli_open_trace(path, src)) {
-        *open_failed = 1;
-        return -1;
-    }
-    cli_progress prog;
-    cli_progress_init(&prog, cmd, quiet);
-    tdx_read_opts o = {.jobs = jobs,
-                       .emit = emit,
-                       .emit_ctx = ectx,
-                       .progress = cli_progress_update,
-                       .progress_ctx = &prog,
-                       .release_input = src->kind == TDX_SRC_BINARY};
-    int rc = tdx_read_trace(src->data, src->size, src->version, &o, st, err);
-    cli_progress_end(&prog);
-    return rc;
-}
-
 static int check_expectation(const char *path, const tdx_source *src, int rc, const tdx_err *err) {
     if (!src->has_expect) {
         fprintf(stderr, "traceidx: %s: --expect needs a Go test file with an expect section\n",
@@ -173,7 +152,8 @@ int cmd_validate(int argc, char **argv) {
     tdx_err err;
     int open_failed;
     double t0 = cli_now();
-    int rc = read_with("validate", path, jobs, quiet, NULL, NULL, &src, &st, &err, &open_failed);
+    int rc =
+        cli_read_trace("validate", path, jobs, quiet, NULL, NULL, &src, &st, &err, &open_failed);
     double secs = cli_now() - t0;
     if (open_failed) return TDX_EXIT_FAIL;
     int exit_code;
@@ -276,7 +256,8 @@ int cmd_dump(int argc, char **argv) {
     int open_failed;
     /* progress lines would land among the events on a terminal */
     quiet = quiet || isatty(STDOUT_FILENO);
-    int rc = read_with("dump", path, jobs, quiet, print_event, &pr, &src, &st, &err, &open_failed);
+    int rc =
+        cli_read_trace("dump", path, jobs, quiet, print_event, &pr, &src, &st, &err, &open_failed);
     if (open_failed) return TDX_EXIT_FAIL;
     if (rc && err.kind != TDX_EIO) tdx_buf_printf(&pr.buf, "ERROR: %s\n", err.msg);
     if (print_flush(&pr)) {

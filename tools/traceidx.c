@@ -13,6 +13,8 @@ static const struct {
     {"build", cmd_build, "index a trace into a compact, checksummed file (TRACE.tidx)"},
     {"query", cmd_query, "viewer JSON of a time window, split range or view, from an index"},
     {"ranges", cmd_ranges, "list the split ranges go tool trace would offer"},
+    {"goroutines", cmd_goroutines,
+     "go tool trace's goroutine analysis: where goroutines' time went"},
     {"info", cmd_info, "describe an index: span, generations, events, goroutines, size"},
     {"validate", cmd_validate, "check a trace the way Go's parser does and summarise it"},
     {"dump", cmd_dump, "print a trace in Go's text format, or its ordered events (--events)"},

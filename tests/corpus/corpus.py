@@ -7,6 +7,7 @@ The shared corpus is found through $TRACEIDX_TESTDATA (default: ../shared/testda
 repository). When it is absent the check prints a SKIP line and exits 77 (ctest's skip code).
 """
 import gzip
+import json
 import os
 import subprocess
 import sys
@@ -275,6 +276,19 @@ def check_corrupt(tdx, name, tmp):
         # dump --events reads the header, tables, directories and events (kinds 1-7).
         if kind <= 7:
             expect_error(tdx, [tdx, "dump", "--events", bad], ["corrupt", "rebuild"], what)
+        # goroutines reads GSTATS' table, then a group's run: one of them finds the damage.
+        if kind == 20:
+            listing = run([tdx, "goroutines", "--json", good], ok=True)
+            names = [g["name"] for g in json.loads(listing.stdout)["groups"]]
+            errs = []
+            for args in [[]] + [["--name", n] for n in names]:
+                p = run([tdx, "goroutines", bad] + args)
+                if p.returncode not in (0, 1):
+                    fail("goroutines %s of a damaged GSTATS: exit %d" % (args, p.returncode))
+                if p.returncode == 1:
+                    errs.append(p.stderr.decode())
+            if not errs or not all("corrupt" in e and "rebuild" in e for e in errs):
+                fail("goroutines found no damage in GSTATS (or said it unclearly): %s" % errs)
         # A whole-trace query replays every event block (decoded ahead on a second thread).
         if kind == 7:
             expect_error(tdx, [tdx, "query", bad, "-o", os.path.join(tmp, "q.json")],
