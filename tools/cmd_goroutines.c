@@ -472,33 +472,64 @@ static int group_json(const source *src, const grp *G, tdx_str name, const char 
     return rc;
 }
 
-/* A table: header cells, then rows of cells, columns as wide as their widest cell. */
-static int table_text(tdx_buf *o, size_t ncols, const tdx_str *head, const char *const *cells,
-                      size_t nrows) {
-    size_t *w = calloc(ncols, sizeof *w);
+/* One of group_text's two tables: the breakdown (ranges false) or the special ranges. */
+typedef struct table {
+    const source *src;
+    const grp *G;
+    bool ranges;
+} table;
+
+static size_t table_cols(const table *t) {
+    return 2 + (t->ranges ? t->G->rcols.n : t->G->cols.n);
+}
+
+static tdx_str table_head(const table *t, size_t c) {
+    if (c < 2) return cstr(c ? "Total" : "Goroutine");
+    return t->ranges ? src_str(t->src, t->G->rcols.v[c - 2]) : t->G->cols.v[c - 2];
+}
+
+/* Cell c of row r into buf (64 bytes); false when the table leaves the row out (a goroutine with
+ * no range time in the special ranges). */
+static bool table_cell(const table *t, const row *r, size_t c, char *buf) {
+    if (t->ranges && !r->has_range) return false;
+    if (c == 0)
+        snprintf(buf, 64, "%" PRId64, r->id);
+    else if (c == 1)
+        put_dur(buf, 64, r->total);
+    else
+        put_dur(buf, 64,
+                t->ranges ? row_range(t->G, r, t->G->rcols.v[c - 2])
+                          : t->G->vals.v[r->vals + c - 2]);
+    return true;
+}
+
+/* Prints the table with columns as wide as their widest cell: the cells are formatted twice
+ * (measured, then printed) rather than kept, so memory does not grow with the rows. */
+static int table_text(tdx_buf *o, const table *t) {
+    size_t nc = table_cols(t);
+    size_t *w = calloc(nc, sizeof *w);
     if (!w) return -1;
-    for (size_t c = 0; c < ncols; c++) w[c] = head[c].n;
-    for (size_t r = 0; r < nrows; r++)
-        for (size_t c = 0; c < ncols; c++) {
-            size_t l = strlen(cells[r * ncols + c]);
-            if (l > w[c]) w[c] = l;
-        }
-    int rc = 0;
-    for (size_t c = 0; c < ncols; c++)
-        tdx_buf_printf(o, c ? "  %*.*s" : "%-*.*s", (int)w[c], (int)head[c].n,
-                       (const char *)head[c].p);
+    char cell[64];
+    for (size_t c = 0; c < nc; c++) w[c] = table_head(t, c).n;
+    for (size_t i = 0; i < t->G->rows.n; i++)
+        for (size_t c = 0; c < nc && table_cell(t, &t->G->rows.v[i], c, cell); c++)
+            if (strlen(cell) > w[c]) w[c] = strlen(cell);
+    for (size_t c = 0; c < nc; c++) {
+        tdx_str h = table_head(t, c);
+        tdx_buf_printf(o, c ? "  %*.*s" : "%-*.*s", (int)w[c], (int)h.n, (const char *)h.p);
+    }
     tdx_buf_printf(o, "\n");
-    for (size_t r = 0; r < nrows && !rc; r++) {
-        for (size_t c = 0; c < ncols; c++)
-            tdx_buf_printf(o, c ? "  %*s" : "%-*s", (int)w[c], cells[r * ncols + c]);
-        tdx_buf_printf(o, "\n");
+    int rc = 0;
+    for (size_t i = 0; i < t->G->rows.n && !rc; i++) {
+        size_t c = 0;
+        for (; c < nc && table_cell(t, &t->G->rows.v[i], c, cell); c++)
+            tdx_buf_printf(o, c ? "  %*s" : "%-*s", (int)w[c], cell);
+        if (c) tdx_buf_printf(o, "\n");
         rc = flush_out(o, false);
     }
     free(w);
     return rc;
 }
-
-#define CELL 40
 
 static int group_text(const source *src, const grp *G, tdx_str name, const char *pct) {
     tdx_buf o = {0};
@@ -509,52 +540,14 @@ static int group_text(const source *src, const grp *G, tdx_str name, const char 
     tdx_buf_printf(&o, "Count: %zu\n", G->rows.n);
     tdx_buf_printf(&o, "Execution time: %s of total program execution time\n\n", pct);
     /* Breakdown: goroutine, total, then the non-overlapping statistics */
-    size_t nc = 2 + G->cols.n, nr = 0;
-    tdx_str *head = calloc(nc > 2 + G->rcols.n ? nc : 2 + G->rcols.n, sizeof *head);
-    char *store = calloc(G->rows.n * (nc > 2 + G->rcols.n ? nc : 2 + G->rcols.n) + 1, CELL);
-    const char **cells =
-        calloc(G->rows.n * (nc > 2 + G->rcols.n ? nc : 2 + G->rcols.n) + 1, sizeof *cells);
-    int rc = head && store && cells ? 0 : -1;
-    if (!rc) {
-        head[0] = cstr("Goroutine");
-        head[1] = cstr("Total");
-        for (size_t c = 0; c < G->cols.n; c++) head[2 + c] = G->cols.v[c];
-        for (size_t i = 0; i < G->rows.n; i++, nr++) {
-            const row *r = &G->rows.v[i];
-            char *base = store + nr * nc * CELL;
-            snprintf(base, CELL, "%" PRId64, r->id);
-            put_dur(base + CELL, CELL, r->total);
-            for (size_t c = 0; c < G->cols.n; c++)
-                put_dur(base + (2 + c) * CELL, CELL, G->vals.v[r->vals + c]);
-            for (size_t c = 0; c < nc; c++) cells[nr * nc + c] = base + c * CELL;
-        }
-        rc = table_text(&o, nc, head, cells, nr);
-    }
+    table t = {src, G, false};
+    int rc = table_text(&o, &t);
     if (!rc && G->rcols.n) {
-        /* Special ranges: the goroutines that spent time in any */
         tdx_buf_printf(&o, "\nSpecial ranges (they overlap the times above):\n");
-        nc = 2 + G->rcols.n;
-        nr = 0;
-        head[0] = cstr("Goroutine");
-        head[1] = cstr("Total");
-        for (size_t c = 0; c < G->rcols.n; c++) head[2 + c] = src_str(src, G->rcols.v[c]);
-        for (size_t i = 0; i < G->rows.n; i++) {
-            const row *r = &G->rows.v[i];
-            if (!r->has_range) continue;
-            char *base = store + nr * nc * CELL;
-            snprintf(base, CELL, "%" PRId64, r->id);
-            put_dur(base + CELL, CELL, r->total);
-            for (size_t c = 0; c < G->rcols.n; c++)
-                put_dur(base + (2 + c) * CELL, CELL, row_range(G, r, G->rcols.v[c]));
-            for (size_t c = 0; c < nc; c++) cells[nr * nc + c] = base + c * CELL;
-            nr++;
-        }
-        rc = table_text(&o, nc, head, cells, nr);
+        t.ranges = true;
+        rc = table_text(&o, &t);
     }
     if (flush_out(&o, true)) rc = -1;
-    free(head);
-    free(store);
-    free(cells);
     tdx_vec_free(&o);
     return rc;
 }
