@@ -18,13 +18,22 @@
 
 typedef tdx_gostat_kvvec kvvec;
 
+/* One of Go's small maps of a record (reasons, range names): searched in place while short, with
+ * a hash index once long (a crafted trace may give one goroutine very many keys). */
+typedef struct kvmap {
+    kvvec v;
+    tdx_hmap idx; /* key -> position (empty while the map is short) */
+} kvmap;
+
+#define KV_INDEX_AT 16
+
 typedef struct grec {
     tdx_gostat st; /* block/range point into the vectors below while live */
     /* the Summarizer's pending state (goroutineSummary) */
     int64_t last_start, last_runnable, last_block, last_syscall, last_syscall_block;
     uint32_t last_reason;
     bool used; /* a goroutine's (else a free slot: see `free`) */
-    kvvec block, range, last_range;
+    kvmap block, range, last_range;
 } grec;
 
 /* A map from a pair of 64-bit keys to an int64 (Go's syscallingP/G and rangesP maps). */
@@ -144,42 +153,66 @@ static void pm_del(pmap *m, uint64_t a, uint64_t b) {
 
 /* ---- small maps of a record (a few reasons and range names) ---- */
 
-static tdx_gostat_kv *kv_slot(tdx_gostats *s, kvvec *v, uint32_t key) {
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i].key == key) return &v->v[i];
-    if (tdx_vec_push(v, ((tdx_gostat_kv){key, 0}))) {
-        s->oom = 1;
-        return NULL;
+static long kv_find(const kvmap *m, uint32_t key) {
+    if (m->idx.n) {
+        uint32_t i = tdx_hmap_get(&m->idx, key);
+        return i == TDX_HMAP_EMPTY ? -1 : (long)i;
     }
-    return &v->v[v->n - 1];
+    for (size_t i = 0; i < m->v.n; i++)
+        if (m->v.v[i].key == key) return (long)i;
+    return -1;
+}
+
+static tdx_gostat_kv *kv_slot(tdx_gostats *s, kvmap *m, uint32_t key) {
+    long i = kv_find(m, key);
+    if (i >= 0) return &m->v.v[i];
+    if (tdx_vec_push(&m->v, ((tdx_gostat_kv){key, 0}))) goto oom;
+    if (m->idx.n || m->v.n > KV_INDEX_AT) {
+        for (size_t k = m->idx.n ? m->v.n - 1 : 0; k < m->v.n; k++)
+            if (tdx_hmap_put(&m->idx, m->v.v[k].key, (uint32_t)k)) goto oom;
+    }
+    return &m->v.v[m->v.n - 1];
+oom:
+    s->oom = 1;
+    return NULL;
 }
 
 /* Go's m[key] += d (the key is added even when d is 0). */
-static void kv_add(tdx_gostats *s, kvvec *v, uint32_t key, int64_t d) {
-    tdx_gostat_kv *k = kv_slot(s, v, key);
+static void kv_add(tdx_gostats *s, kvmap *m, uint32_t key, int64_t d) {
+    tdx_gostat_kv *k = kv_slot(s, m, key);
     if (k) k->ns = tdx_wadd(k->ns, d);
 }
 
 /* Go's m[key] for a missing key: 0. */
-static int64_t kv_get(const kvvec *v, uint32_t key) {
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i].key == key) return v->v[i].ns;
-    return 0;
+static int64_t kv_get(const kvmap *m, uint32_t key) {
+    long i = kv_find(m, key);
+    return i < 0 ? 0 : m->v.v[i].ns;
 }
 
-static void kv_del(kvvec *v, uint32_t key) {
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i].key == key) {
-            memmove(&v->v[i], &v->v[i + 1], (v->n - i - 1) * sizeof *v->v);
-            v->n--;
-            return;
-        }
+/* delete(m, key): the last entry takes its place. */
+static void kv_del(tdx_gostats *s, kvmap *m, uint32_t key) {
+    long i = kv_find(m, key);
+    if (i < 0) return;
+    m->v.v[i] = m->v.v[--m->v.n];
+    if (!m->idx.n) return;
+    tdx_hmap_del(&m->idx, key);
+    if ((size_t)i < m->v.n && tdx_hmap_put(&m->idx, m->v.v[i].key, (uint32_t)i)) s->oom = 1;
+}
+
+static void kv_clear(kvmap *m) {
+    m->v.n = 0;
+    tdx_hmap_clear(&m->idx);
+}
+
+static void kv_free(kvmap *m) {
+    tdx_vec_free(&m->v);
+    tdx_hmap_free(&m->idx);
 }
 
 static void grec_free(grec *r) {
-    tdx_vec_free(&r->block);
-    tdx_vec_free(&r->range);
-    tdx_vec_free(&r->last_range);
+    kv_free(&r->block);
+    kv_free(&r->range);
+    kv_free(&r->last_range);
 }
 
 /* ---- life cycle ---- */
@@ -258,11 +291,11 @@ static void finalize(tdx_gostats *s, grec *r, int64_t t) {
     if (r->last_syscall) st->syscall = tdx_wadd(st->syscall, tdx_wsub(t, r->last_syscall));
     /* Go adds a syscall still blocked at the end to scheduler wait (its own quirk). */
     if (r->last_syscall_block) st->sched = tdx_wadd(st->sched, tdx_wsub(t, r->last_syscall_block));
-    for (size_t i = 0; i < r->last_range.n; i++)
-        kv_add(s, &r->range, r->last_range.v[i].key, tdx_wsub(t, r->last_range.v[i].ns));
+    for (size_t i = 0; i < r->last_range.v.n; i++)
+        kv_add(s, &r->range, r->last_range.v.v[i].key, tdx_wsub(t, r->last_range.v.v[i].ns));
     r->last_start = r->last_runnable = r->last_block = r->last_syscall = r->last_syscall_block = 0;
     r->last_reason = 0;
-    r->last_range.n = 0;
+    kv_clear(&r->last_range);
 }
 
 /* The store's id of string `str` of g (a few distinct ones are looked up, often). */
@@ -484,7 +517,7 @@ static void range_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g) {
         int64_t ts = kv_get(&r->last_range, name);
         if (ts == 0) return;
         kv_add(s, &r->range, name, tdx_wsub(e->time, ts));
-        kv_del(&r->last_range, name);
+        kv_del(s, &r->last_range, name);
         return;
     }
     if (scope == 1) {
@@ -512,10 +545,10 @@ static int put_i64(tdx_buf *b, int64_t v) {
     return tdx_buf_uvarint(b, tdx_zigzag(v));
 }
 
-static int put_kvs(tdx_buf *b, const kvvec *v) {
-    int rc = tdx_buf_uvarint(b, v->n);
-    for (size_t i = 0; i < v->n; i++)
-        rc |= tdx_buf_uvarint(b, v->v[i].key) | put_i64(b, v->v[i].ns);
+static int put_kvs(tdx_buf *b, const kvmap *m) {
+    int rc = tdx_buf_uvarint(b, m->v.n);
+    for (size_t i = 0; i < m->v.n; i++)
+        rc |= tdx_buf_uvarint(b, m->v.v[i].key) | put_i64(b, m->v.v[i].ns);
     return rc;
 }
 

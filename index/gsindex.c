@@ -297,6 +297,27 @@ void tdx_gsindex_free(tdx_gsindex *x) {
     memset(x, 0, sizeof *x);
 }
 
+static int str_order(const void *pa, const void *pb) {
+    const tdx_str *a = pa, *b = pb;
+    size_t m = a->n < b->n ? a->n : b->n;
+    int o = m ? memcmp(a->p, b->p, m) : 0;
+    return o ? o : (a->n > b->n) - (a->n < b->n);
+}
+
+/* Whether no two groups have the same name (by content: the string table might repeat one). */
+static bool names_unique(const tdx_gsindex *x) {
+    if (x->ngroups < 2) return true;
+    tdx_str *v = malloc((size_t)x->ngroups * sizeof *v);
+    if (!v) return false;
+    for (uint64_t i = 0; i < x->ngroups; i++)
+        v[i] = tdx_gsindex_str(x, tdx_gsindex_group(x, i).name);
+    qsort(v, (size_t)x->ngroups, sizeof *v, str_order);
+    bool ok = true;
+    for (uint64_t i = 1; i < x->ngroups && ok; i++) ok = str_order(&v[i - 1], &v[i]) != 0;
+    free(v);
+    return ok;
+}
+
 int tdx_gsindex_open(tdx_gsindex *x, const uint8_t *p, size_t n, uint64_t base, tdx_err *err) {
     memset(x, 0, sizeof *x);
     x->p = p;
@@ -330,11 +351,25 @@ int tdx_gsindex_open(tdx_gsindex *x, const uint8_t *p, size_t n, uint64_t base, 
     x->table = c.p;
     x->data = p + head;
     x->ndata = n - (size_t)head;
+    /* The table as a reader relies on it: bounds, display order (each name once, so that
+     * --name finds the one group), no empty group, counts and times adding up to the header's. */
+    uint64_t total = 0;
+    int64_t exec = 0;
     for (uint64_t i = 0; i < x->ngroups; i++) {
         const uint8_t *e = x->table + i * T_SIZE;
         uint64_t off = tdx_rd64(e + T_OFF), len = tdx_rd64(e + T_LEN);
         if (tdx_rd64(e + T_NAME) > nstr || off > x->ndata || len > x->ndata - off) goto bad;
+        tdx_gsgroup gr = tdx_gsindex_group(x, i);
+        if (gr.count == 0 || gr.count > UINT64_MAX - total) goto bad;
+        total += gr.count;
+        exec = tdx_wadd(exec, gr.exec);
+        if (i) {
+            tdx_gsgroup pr = tdx_gsindex_group(x, i - 1);
+            tdx_str a = tdx_gsindex_str(x, pr.name), b = tdx_gsindex_str(x, gr.name);
+            if (pr.exec < gr.exec || (pr.exec == gr.exec && str_order(&a, &b) >= 0)) goto bad;
+        }
     }
+    if (total != x->goroutines || exec != x->exec || !names_unique(x)) goto bad;
     return 0;
 bad:
     tdx_gsindex_free(x);
@@ -361,6 +396,8 @@ int tdx_gsindex_begin(tdx_gsindex *x, uint64_t i, tdx_err *err) {
     x->rp = run;
     x->rend = run + len;
     x->left = tdx_rd64(e + T_COUNT);
+    x->want_exec = (int64_t)tdx_rd64(e + T_EXEC);
+    x->run_exec = 0;
     memset(&x->ch, 0, sizeof x->ch);
     return 0;
 }
@@ -368,58 +405,37 @@ int tdx_gsindex_begin(tdx_gsindex *x, uint64_t i, tdx_err *err) {
 int tdx_gsindex_next(tdx_gsindex *x, tdx_gostat *out, tdx_err *err) {
     if (x->left == 0) {
         if (x->rp != x->rend) return corrupt(x, (uint64_t)(x->rp - x->p), "a group's end", err);
+        if (x->run_exec != x->want_exec)
+            return corrupt(x, (uint64_t)(x->rp - x->p), "a group's total", err);
         return 0;
     }
     cursor c = {x->rp, x->rend, 0};
     chain ch = {x->ch.any, x->ch.id, x->ch.creation, x->ch.pc, x->t0, x->tlast};
     if (dec_rec(&c, &ch, x->strs.n - 1, out, &x->kv))
         return corrupt(x, (uint64_t)(x->rp - x->p), "a goroutine's record", err);
+    if (x->ch.any && out->id <= x->ch.id)
+        return corrupt(x, (uint64_t)(x->rp - x->p), "goroutine ids out of order", err);
+    x->run_exec = tdx_wadd(x->run_exec, out->exec);
     x->rp = c.p;
     x->ch.any = true, x->ch.id = ch.id, x->ch.creation = ch.creation, x->ch.pc = ch.pc;
     x->left--;
     return 1;
 }
 
+int tdx_gsindex_check_span(const tdx_gsindex *x, int64_t t0, int64_t tlast, tdx_err *err) {
+    return x->t0 != t0 || x->tlast != tlast ? corrupt(x, 0, "its first or last time", err) : 0;
+}
+
 int tdx_gsindex_verify(const uint8_t *p, size_t n, uint64_t base, tdx_err *err) {
     tdx_gsindex x;
-    if (tdx_gsindex_open(&x, p, n, base, err)) return -1;
-    uint64_t total = 0;
-    int64_t exec = 0;
+    if (tdx_gsindex_open(&x, p, n, base, err)) return -1; /* the table's checks */
     int rc = 0;
-    for (uint64_t i = 0; i < x.ngroups && !rc; i++) {
-        tdx_gsgroup gr = tdx_gsindex_group(&x, i);
-        total += gr.count;
-        exec = tdx_wadd(exec, gr.exec);
-        if (i) { /* display order: execution time, then name */
-            tdx_gsgroup pr = tdx_gsindex_group(&x, i - 1);
-            tdx_str a = tdx_gsindex_str(&x, pr.name), b = tdx_gsindex_str(&x, gr.name);
-            size_t m = a.n < b.n ? a.n : b.n;
-            int c = m ? memcmp(a.p, b.p, m) : 0;
-            if (!c) c = (a.n > b.n) - (a.n < b.n);
-            if (pr.exec < gr.exec || (pr.exec == gr.exec && c >= 0))
-                rc = corrupt(&x, (uint64_t)(x.table - x.p) + i * T_SIZE, "the groups' order", err);
-        }
-        if (rc || gr.count == 0 || tdx_gsindex_begin(&x, i, err)) {
-            rc = rc ? rc : gr.count == 0 ? corrupt(&x, 0, "an empty group", err) : -1;
-            break;
-        }
-        tdx_gostat g = {0};
-        int64_t gexec = 0, last = 0;
-        uint64_t k = 0;
-        int got;
-        while ((got = tdx_gsindex_next(&x, &g, err)) == 1) {
-            if (k++ && g.id <= last) {
-                rc = corrupt(&x, (uint64_t)(x.rp - x.p), "goroutine ids out of order", err);
-                break;
-            }
-            last = g.id;
-            gexec = tdx_wadd(gexec, g.exec);
-        }
-        if (!rc && got < 0) rc = -1;
-        if (!rc && gexec != gr.exec)
-            rc = corrupt(&x, (uint64_t)(x.table - x.p) + i * T_SIZE, "a group's total", err);
+    for (uint64_t i = 0; i < x.ngroups && !rc; i++) { /* each run's, as a reader meets them */
+        tdx_gostat g;
+        int got = tdx_gsindex_begin(&x, i, err) ? -1 : 1;
+        while (got == 1) got = tdx_gsindex_next(&x, &g, err);
+        rc = got < 0 ? -1 : 0;
     }
-    if (!rc && (total != x.goroutines || exec != x.exec)) rc = corrupt(&x, 0, "its totals", err);
     tdx_gsindex_free(&x);
     return rc;
 }

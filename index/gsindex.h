@@ -40,6 +40,7 @@ typedef struct tdx_gsindex {
     /* the run being read */
     const uint8_t *rp, *rend;
     uint64_t left;
+    int64_t want_exec, run_exec; /* the group's execution time, and the sum of the run's so far */
     struct {
         bool any;
         int64_t id, creation;
@@ -48,7 +49,8 @@ typedef struct tdx_gsindex {
     tdx_gostat_kvvec kv;
 } tdx_gsindex;
 
-/* Reads the header, strings and group table (checking their checksum and bounds). */
+/* Reads the header, strings and group table: their checksum and bounds, the groups' order (each
+ * name once), their counts and times against the header's. */
 int tdx_gsindex_open(tdx_gsindex *x, const uint8_t *p, size_t n, uint64_t base, tdx_err *err);
 void tdx_gsindex_free(tdx_gsindex *x);
 tdx_str tdx_gsindex_str(const tdx_gsindex *x, uint32_t id);
@@ -56,10 +58,13 @@ tdx_str tdx_gsindex_str(const tdx_gsindex *x, uint32_t id);
 tdx_gsgroup tdx_gsindex_group(const tdx_gsindex *x, uint64_t i);
 /* Starts reading group i's goroutines (checking its run's checksum). */
 int tdx_gsindex_begin(tdx_gsindex *x, uint64_t i, tdx_err *err);
-/* Its next goroutine, by id: 1, 0 after the last, -1 when the run is damaged. */
+/* Its next goroutine, by id: 1, 0 after the last, -1 when the run is damaged (structure, ids
+ * not ascending, its count or execution time not the table's). */
 int tdx_gsindex_next(tdx_gsindex *x, tdx_gostat *out, tdx_err *err);
-/* Reads every run: checksums, records, ids ascending within a group, names and string ids in
- * range, counts and execution times against the table, the table's against the header. */
+/* Checks the header's first and last event times against the index's (META's): the times that
+ * creation times and totals are coded against. */
+int tdx_gsindex_check_span(const tdx_gsindex *x, int64_t t0, int64_t tlast, tdx_err *err);
+/* Opens the section and reads every run, as readers check them. */
 int tdx_gsindex_verify(const uint8_t *p, size_t n, uint64_t base, tdx_err *err);
 
 #endif

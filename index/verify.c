@@ -337,8 +337,8 @@ static int verify_summary(tdx_index *ix, const tdx_vgstore *st, tdx_err *err) {
     return rc;
 }
 
-/* The goroutine analysis: every group's run as `goroutines --name` reads it, and its first time
- * against META's. */
+/* The goroutine analysis: every group's run as `goroutines --name` reads it, and its first and
+ * last times against META's. */
 static int verify_gstats(tdx_index *ix, tdx_err *err) {
     uint64_t len;
     const uint8_t *p = tdx_index_section(ix, TDX_SEC_GSTATS, &len, err);
@@ -346,9 +346,8 @@ static int verify_gstats(tdx_index *ix, tdx_err *err) {
     if (!p || tdx_gsindex_verify(p, (size_t)len, off, err)) return -1;
     tdx_gsindex x;
     if (tdx_gsindex_open(&x, p, (size_t)len, off, err)) return -1;
-    int rc = x.goroutines && (uint64_t)x.t0 != ix->meta[M_FIRST_TIME]
-                 ? tdx_index_corrupt(err, off, "section GSTATS (its first time)")
-                 : 0;
+    int rc = tdx_gsindex_check_span(&x, (int64_t)ix->meta[M_FIRST_TIME],
+                                    (int64_t)ix->meta[M_LAST_TIME], err);
     tdx_gsindex_free(&x);
     return rc;
 }

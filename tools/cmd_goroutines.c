@@ -27,7 +27,9 @@ static const char goroutines_help[] =
     "                 stack, which the table calls \"(Inactive, no stack trace sampled)\")\n"
     "  --sort COLUMN  order --name's goroutines by a column of its table, the largest first\n"
     "                 (\"Execution time\", \"Sched wait time\", ...; default: \"Total\")\n"
-    "  --json         the same as JSON (durations in ns; times since the trace's first event)\n"
+    "  --json         the same as JSON (durations in ns; times since the trace's first event;\n"
+    "                 a goroutine's \"stats\" and \"ranges\" in the order of \"columns\" and\n"
+    "                 \"ranges\")\n"
     "  -j N           threads reading a TRACE (default: number of CPUs)\n"
     "  --spill-budget BYTES  memory for the records of goroutines that ended before they go\n"
     "                 to an unnamed scratch file in TMPDIR (suffixes k, M, G; default 16M)\n"
@@ -268,15 +270,15 @@ out:
 
 typedef struct row {
     int64_t id, creation, start, end, total;
-    size_t vals;            /* its column values: vals[vals .. vals + ncols) */
-    size_t ranges, nranges; /* its range times: kvs[ranges .. + nranges) */
-    bool has_range;         /* a range time sum that is not 0 (Go's HasRangeTime) */
+    size_t vals;    /* its column values: vals[vals .. vals + ncols) */
+    size_t rvals;   /* its range times: rvals[rvals .. rvals + nrcols) */
+    bool has_range; /* a range time sum that is not 0 (Go's HasRangeTime) */
 } row;
 
 typedef struct grp {
     TDX_VEC(row) rows;
     TDX_VEC(int64_t) vals;
-    TDX_VEC(tdx_gostat_kv) kvs;
+    TDX_VEC(int64_t) rvals;
     TDX_VEC(tdx_str) cols;   /* Go's order: "Execution time", then by bytes */
     TDX_VEC(uint32_t) rcols; /* range names, by bytes */
     tdx_buf names;           /* the "Block time (reason)" texts */
@@ -311,10 +313,10 @@ static int rcol_cmp(const void *pa, const void *pb, void *ctx) {
     return str_cmp(src_str(src, *(const uint32_t *)pa), src_str(src, *(const uint32_t *)pb));
 }
 
+/* The column labelled `label` (columns are sorted: a binary search), or -1. */
 static int col_index(const grp *G, tdx_str label) {
-    for (size_t i = 0; i < G->cols.n; i++)
-        if (!str_cmp(G->cols.v[i], label)) return (int)i;
-    return -1;
+    const tdx_str *hit = bsearch(&label, G->cols.v, G->cols.n, sizeof *G->cols.v, col_cmp);
+    return hit ? (int)(hit - G->cols.v) : -1;
 }
 
 /* "Block time (reason)" of reason id r, in buf. */
@@ -328,7 +330,7 @@ static tdx_str block_label(const source *src, uint32_t r, tdx_buf *buf) {
 static void grp_free(grp *G) {
     tdx_vec_free(&G->rows);
     tdx_vec_free(&G->vals);
-    tdx_vec_free(&G->kvs);
+    tdx_vec_free(&G->rvals);
     tdx_vec_free(&G->cols);
     tdx_vec_free(&G->rcols);
     tdx_vec_free(&G->names);
@@ -336,66 +338,83 @@ static void grp_free(grp *G) {
 }
 
 /* Reads the group's goroutines: two passes over them (the columns, then the values). Computed
- * statistics give every goroutine's execution time on the first pass; stored ones the header. */
+ * statistics give every goroutine's execution time on the first pass; stored ones the header.
+ * Keys are looked up in hash maps: a crafted index may hold many distinct ones. */
 static int load_group(source *src, grp *G, int64_t *all_exec, tdx_err *err) {
     tdx_gostat g;
     tdx_buf lab = {0};
     TDX_VEC(uint32_t) reasons = {0};
+    tdx_hmap reason_col = {0}, range_pos = {0};
     uint64_t members = 0;
-    int rc;
+    int rc, ins;
     *all_exec = src->stored ? src->gx.exec : 0;
     if (member_rewind(src, err)) goto fail;
     /* pass 1: the columns (every key any of the group's goroutines has) */
     while ((rc = member_next(src, &g, src->stored ? NULL : all_exec, err)) == 1) {
         members++;
         for (size_t i = 0; i < g.nblock; i++) {
-            bool seen = false;
-            for (size_t k = 0; k < reasons.n && !seen; k++) seen = reasons.v[k] == g.block[i].key;
-            if (!seen && tdx_vec_push(&reasons, g.block[i].key)) goto oom;
+            if (!tdx_hmap_upsert(&reason_col, g.block[i].key, 0, &ins)) goto oom;
+            if (ins && tdx_vec_push(&reasons, g.block[i].key)) goto oom;
         }
         for (size_t i = 0; i < g.nrange; i++) {
-            bool seen = false;
-            for (size_t k = 0; k < G->rcols.n && !seen; k++) seen = G->rcols.v[k] == g.range[i].key;
-            if (!seen && tdx_vec_push(&G->rcols, g.range[i].key)) goto oom;
+            if (!tdx_hmap_upsert(&range_pos, g.range[i].key, 0, &ins)) goto oom;
+            if (ins && tdx_vec_push(&G->rcols, g.range[i].key)) goto oom;
         }
     }
     if (rc < 0) goto fail;
     if (!members) goto done;
-    for (int i = 0; i < FIXED_COLS; i++)
-        if (tdx_vec_push(&G->cols, cstr(fixed_cols[i]))) goto oom;
     /* the reason texts live in G->names; their tdx_str made once it stops growing */
     for (size_t k = 0; k < reasons.n; k++) {
         tdx_str l = block_label(src, reasons.v[k], &lab);
         if (tdx_vec_push(&G->name_off, G->names.n) || tdx_buf_append(&G->names, l.p, l.n)) goto oom;
     }
+    for (int i = 0; i < FIXED_COLS; i++)
+        if (tdx_vec_push(&G->cols, cstr(fixed_cols[i]))) goto oom;
     for (size_t k = 0; k < reasons.n; k++) {
         size_t a = G->name_off.v[k], b = k + 1 < reasons.n ? G->name_off.v[k + 1] : G->names.n;
-        tdx_str l = {G->names.v + a, (uint32_t)(b - a)};
-        if (col_index(G, l) < 0 && tdx_vec_push(&G->cols, l)) goto oom;
+        if (tdx_vec_push(&G->cols, ((tdx_str){G->names.v + a, (uint32_t)(b - a)}))) goto oom;
     }
+    /* Go's order, each label once (a reason "syscall" shares Block time (syscall)) */
     qsort(G->cols.v, G->cols.n, sizeof *G->cols.v, col_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < G->cols.n; i++)
+        if (!u || str_cmp(G->cols.v[u - 1], G->cols.v[i])) G->cols.v[u++] = G->cols.v[i];
+    G->cols.n = u;
+    for (size_t k = 0; k < reasons.n; k++) {
+        size_t a = G->name_off.v[k], b = k + 1 < reasons.n ? G->name_off.v[k + 1] : G->names.n;
+        int c = col_index(G, (tdx_str){G->names.v + a, (uint32_t)(b - a)});
+        if (c < 0 || tdx_hmap_put(&reason_col, reasons.v[k], (uint32_t)c)) goto oom;
+    }
     if (G->rcols.n) qsort_r(G->rcols.v, G->rcols.n, sizeof *G->rcols.v, rcol_cmp, src);
+    for (size_t k = 0; k < G->rcols.n; k++)
+        if (tdx_hmap_put(&range_pos, G->rcols.v[k], (uint32_t)k)) goto oom;
     /* pass 2: the values */
     if (member_rewind(src, err)) goto fail;
     int ci[FIXED_COLS];
     for (int i = 0; i < FIXED_COLS; i++) ci[i] = col_index(G, cstr(fixed_cols[i]));
     while ((rc = member_next(src, &g, NULL, err)) == 1) {
-        row r = {g.id, g.creation, g.start, g.end, g.total, G->vals.n, G->kvs.n, g.nrange, false};
-        for (size_t i = 0; i < G->cols.n; i++)
-            if (tdx_vec_push(&G->vals, 0)) goto oom;
-        int64_t *v = G->vals.v + r.vals;
+        row r = {g.id, g.creation, g.start, g.end, g.total, G->vals.n, G->rvals.n, false};
+        if (tdx_vec_reserve(&G->vals, G->vals.n + G->cols.n) ||
+            tdx_vec_reserve(&G->rvals, G->rvals.n + G->rcols.n))
+            goto oom;
+        int64_t *v = G->vals.v + r.vals, *rv = G->rvals.v + r.rvals;
+        memset(v, 0, G->cols.n * sizeof *v);
+        memset(rv, 0, G->rcols.n * sizeof *rv);
+        G->vals.n += G->cols.n;
+        G->rvals.n += G->rcols.n;
         int64_t fixed[FIXED_COLS] = {g.exec, g.sched, g.syscall, g.syscall_block,
                                      tdx_gostat_unknown(&g)};
         for (int i = 0; i < FIXED_COLS; i++) v[ci[i]] = tdx_wadd(v[ci[i]], fixed[i]);
-        /* Go adds each reason's time to its label's value (a reason "syscall" shares one) */
+        /* Go adds each reason's time to its label's value */
         for (size_t i = 0; i < g.nblock; i++) {
-            int c = col_index(G, block_label(src, g.block[i].key, &lab));
-            if (c >= 0) v[c] = tdx_wadd(v[c], g.block[i].ns);
+            uint32_t c = tdx_hmap_get(&reason_col, g.block[i].key);
+            if (c < G->cols.n) v[c] = tdx_wadd(v[c], g.block[i].ns);
         }
         int64_t rsum = 0;
         for (size_t i = 0; i < g.nrange; i++) {
+            uint32_t k = tdx_hmap_get(&range_pos, g.range[i].key);
             rsum = tdx_wadd(rsum, g.range[i].ns);
-            if (tdx_vec_push(&G->kvs, g.range[i])) goto oom;
+            if (k < G->rcols.n) rv[k] = tdx_wadd(rv[k], g.range[i].ns);
         }
         r.has_range = rsum != 0;
         if (tdx_vec_push(&G->rows, r)) goto oom;
@@ -404,19 +423,21 @@ static int load_group(source *src, grp *G, int64_t *all_exec, tdx_err *err) {
 done:
     tdx_vec_free(&reasons);
     tdx_vec_free(&lab);
+    tdx_hmap_free(&reason_col);
+    tdx_hmap_free(&range_pos);
     return 0;
 oom:
     tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
 fail:
     tdx_vec_free(&reasons);
     tdx_vec_free(&lab);
+    tdx_hmap_free(&reason_col);
+    tdx_hmap_free(&range_pos);
     return -1;
 }
 
-static int64_t row_range(const grp *G, const row *r, uint32_t key) {
-    for (size_t i = 0; i < r->nranges; i++)
-        if (G->kvs.v[r->ranges + i].key == key) return G->kvs.v[r->ranges + i].ns;
-    return 0;
+static int64_t row_range(const grp *G, const row *r, size_t c) {
+    return G->rvals.v[r->rvals + c];
 }
 
 static void put_time(tdx_buf *o, const char *key, int64_t t, int64_t t0, bool never) {
@@ -451,19 +472,15 @@ static int group_json(const source *src, const grp *G, tdx_str name, const char 
         put_time(&o, "creation_ns", r->creation, t0, false);
         put_time(&o, "start_ns", r->start, t0, r->start == 0);
         put_time(&o, "end_ns", r->end, t0, r->end == 0);
-        tdx_buf_printf(&o, ", \"stats\": {");
-        for (size_t c = 0; c < G->cols.n; c++) {
-            if (c) tdx_buf_printf(&o, ", ");
-            put_json_str(&o, G->cols.v[c]);
-            tdx_buf_printf(&o, ": %" PRId64, G->vals.v[r->vals + c]);
-        }
-        tdx_buf_printf(&o, "}, \"ranges\": {");
-        for (size_t c = 0; c < G->rcols.n; c++) {
-            if (c) tdx_buf_printf(&o, ", ");
-            put_json_str(&o, src_str(src, G->rcols.v[c]));
-            tdx_buf_printf(&o, ": %" PRId64, row_range(G, r, G->rcols.v[c]));
-        }
-        tdx_buf_printf(&o, "}}");
+        /* values in the order of "columns" and "ranges" (labels are not repeated per goroutine,
+         * and two that print alike, from bytes that are not UTF-8, stay apart) */
+        tdx_buf_printf(&o, ", \"stats\": [");
+        for (size_t c = 0; c < G->cols.n; c++)
+            tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", G->vals.v[r->vals + c]);
+        tdx_buf_printf(&o, "], \"ranges\": [");
+        for (size_t c = 0; c < G->rcols.n; c++)
+            tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", row_range(G, r, c));
+        tdx_buf_printf(&o, "]}");
         rc = flush_out(&o, false);
     }
     tdx_buf_printf(&o, "]}\n");
@@ -497,9 +514,7 @@ static bool table_cell(const table *t, const row *r, size_t c, char *buf) {
     else if (c == 1)
         put_dur(buf, 64, r->total);
     else
-        put_dur(buf, 64,
-                t->ranges ? row_range(t->G, r, t->G->rcols.v[c - 2])
-                          : t->G->vals.v[r->vals + c - 2]);
+        put_dur(buf, 64, t->ranges ? row_range(t->G, r, c - 2) : t->G->vals.v[r->vals + c - 2]);
     return true;
 }
 
@@ -510,7 +525,8 @@ static int table_text(tdx_buf *o, const table *t) {
     size_t *w = calloc(nc, sizeof *w);
     if (!w) return -1;
     char cell[64];
-    for (size_t c = 0; c < nc; c++) w[c] = table_head(t, c).n;
+    /* a long label (a crafted name) is printed whole but does not widen its column */
+    for (size_t c = 0; c < nc; c++) w[c] = table_head(t, c).n < 48 ? table_head(t, c).n : 48;
     for (size_t i = 0; i < t->G->rows.n; i++)
         for (size_t c = 0; c < nc && table_cell(t, &t->G->rows.v[i], c, cell); c++)
             if (strlen(cell) > w[c]) w[c] = strlen(cell);
@@ -655,7 +671,9 @@ int cmd_goroutines(int argc, char **argv) {
         if (ix.sec[TDX_SEC_GSTATS].present) {
             src.stored = true;
             if (!(p = tdx_index_section(&ix, TDX_SEC_GSTATS, &len, &err)) ||
-                tdx_gsindex_open(&src.gx, p, (size_t)len, ix.sec[TDX_SEC_GSTATS].off, &err)) {
+                tdx_gsindex_open(&src.gx, p, (size_t)len, ix.sec[TDX_SEC_GSTATS].off, &err) ||
+                tdx_gsindex_check_span(&src.gx, (int64_t)ix.meta[M_FIRST_TIME],
+                                       (int64_t)ix.meta[M_LAST_TIME], &err)) {
                 cli_report(path, &err);
                 rc = -1;
             }

@@ -3,6 +3,7 @@
  * them so that every byte of the section is checked: any flipped byte or truncation is refused. */
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,4 +284,82 @@ Test(gsindex, every_byte_checked) {
         cr_assert_neq(tdx_gsindex_verify(b.v, n, 0, &err), 0, "truncated to %zu unnoticed", n);
     free(c);
     tdx_vec_free(&b);
+}
+
+/* One goroutine with more distinct reasons and open ranges than a record searches in place: 40
+ * block reasons (the k-th blocks for k + 1 ns) and 30 stop-the-world ranges of distinct kinds,
+ * 20 open at once, half of them closed, 10 more opened (taking the places the closed ones left),
+ * then all closed, in an order that moves entries around. */
+static void stw(tdx_gostats *s, const tdx_gen *g, int begin, int k, int64_t t) {
+    tdx_event e;
+    memset(&e, 0, sizeof e);
+    e.type = begin ? TDX_EV_STW_BEGIN : TDX_EV_STW_END;
+    e.kind = begin ? TDX_KIND_RANGE_BEGIN : TDX_KIND_RANGE_END;
+    e.g = 5;
+    e.str[0] = (uint32_t)(41 + k);
+    e.time = t;
+    tdx_err err;
+    cr_assert_eq(tdx_gostats_event(s, &e, g, &err), 0, "%s", err.msg);
+}
+
+Test(gostats, many_keys) {
+    tdx_gen g;
+    memset(&g, 0, sizeof g);
+    char names[70][16];
+    cr_assert_eq(tdx_vec_push(&g.strings, ((tdx_str){(const uint8_t *)"", 0})), 0);
+    for (int k = 0; k < 70; k++) {
+        snprintf(names[k], sizeof names[k], k < 40 ? "reason %d" : "kind %d", k);
+        cr_assert_eq(tdx_vec_push(&g.strings, ((tdx_str){(const uint8_t *)names[k],
+                                                         (uint32_t)strlen(names[k])})),
+                     0);
+    }
+    tdx_gostats *s = tdx_gostats_new(NULL, 1 << 20);
+    cr_assert_not_null(s);
+    tdx_err err;
+    int64_t t = 1000;
+    tdx_event e = sync_at(10);
+    cr_assert_eq(tdx_gostats_event(s, &e, &g, &err), 0);
+    e = go(TDX_EV_GO_CREATE, t, 0, TDX_NO_ID, 5, NOTEXIST, RUNNABLE);
+    cr_assert_eq(tdx_gostats_event(s, &e, &g, &err), 0);
+    e = go(TDX_EV_GO_START, t += 10, 0, TDX_NO_ID, 5, RUNNABLE, RUNNING);
+    cr_assert_eq(tdx_gostats_event(s, &e, &g, &err), 0);
+    for (int k = 0; k < 40; k++) {
+        e = go(TDX_EV_GO_BLOCK, t += 10, 0, 5, 5, RUNNING, WAITING);
+        e.str[0] = (uint32_t)(1 + k);
+        cr_assert_eq(tdx_gostats_event(s, &e, &g, &err), 0);
+        e = go(TDX_EV_GO_UNBLOCK, t += k + 1, 0, TDX_NO_ID, 5, WAITING, RUNNABLE);
+        cr_assert_eq(tdx_gostats_event(s, &e, &g, &err), 0);
+        e = go(TDX_EV_GO_START, t += 10, 0, TDX_NO_ID, 5, RUNNABLE, RUNNING);
+        cr_assert_eq(tdx_gostats_event(s, &e, &g, &err), 0);
+    }
+    int64_t begun[30], ended[30];
+    for (int k = 0; k < 20; k++) stw(s, &g, 1, k, begun[k] = t += 1 + k);
+    for (int step = 0; step < 10; step++) { /* kinds 0, 7, 14, 1, 8, 15, 2, 9, 16, 3 */
+        int k = (step * 7) % 20;
+        stw(s, &g, 0, k, ended[k] = t += 3);
+    }
+    for (int k = 20; k < 30; k++) stw(s, &g, 1, k, begun[k] = t += 2);
+    for (int step = 0; step < 30; step++) {
+        int k = (step * 11) % 30;
+        if (k < 20 &&
+            (k % 7 == 0 || k == 1 || k == 2 || k == 3 || k == 8 || k == 9 || k == 15 || k == 16))
+            continue; /* closed above */
+        stw(s, &g, 0, k, ended[k] = t += 5);
+    }
+    e = sync_at(t + 1);
+    cr_assert_eq(tdx_gostats_event(s, &e, &g, &err), 0);
+    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
+    tdx_gostat r;
+    cr_assert_eq(tdx_gostats_next(s, &r, &err), 1);
+    cr_assert_eq(r.nblock, 40);
+    for (int k = 0; k < 40; k++)
+        cr_assert_eq(kv(r.block, r.nblock, s, names[k]), k + 1, "reason %d", k);
+    cr_assert_eq(r.nrange, 30);
+    for (int k = 0; k < 30; k++) {
+        char want[40];
+        snprintf(want, sizeof want, "stop-the-world (%s)", names[40 + k]);
+        cr_assert_eq(kv(r.range, r.nrange, s, want), ended[k] - begun[k], "range %d", k);
+    }
+    tdx_gostats_free(s);
+    tdx_vec_free(&g.strings);
 }
