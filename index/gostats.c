@@ -3,7 +3,9 @@
  * Go keys its pending times by "not zero" (a time of 0 reads as unset) and adds durations with
  * wrapping int64 arithmetic; both are copied, so that odd traces give Go's numbers too. Where Go
  * would dereference a goroutine record it never made (a transition or range of a goroutine it did
- * not see created, possible only in traces its parser rejects), the event is skipped. */
+ * not see created, possible only in traces its parser rejects), the event is skipped; where it
+ * would write to the range map its finalize dropped (a range begun on a goroutine after it blocked
+ * forever, which Go's runtime does not do), the range is counted as any other. */
 #include "gostats.h"
 
 #include <stdbool.h>
@@ -28,7 +30,7 @@ typedef struct kvmap {
 #define KV_INDEX_AT 16
 
 typedef struct grec {
-    tdx_gostat st; /* block/range point into the vectors below while live */
+    tdx_gostat st; /* (its block and range fields are set only when a record is read back) */
     /* the Summarizer's pending state (goroutineSummary) */
     int64_t last_start, last_runnable, last_block, last_syscall, last_syscall_block;
     uint32_t last_reason;

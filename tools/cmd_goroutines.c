@@ -397,9 +397,10 @@ static int load_group(source *src, grp *G, int64_t *all_exec, tdx_err *err) {
         if (tdx_vec_reserve(&G->vals, G->vals.n + G->cols.n) ||
             tdx_vec_reserve(&G->rvals, G->rvals.n + G->rcols.n))
             goto oom;
-        int64_t *v = G->vals.v + r.vals, *rv = G->rvals.v + r.rvals;
+        int64_t *v = G->vals.v + r.vals;
+        int64_t *rv = G->rcols.n ? G->rvals.v + r.rvals : NULL; /* (no ranges: no storage) */
         memset(v, 0, G->cols.n * sizeof *v);
-        memset(rv, 0, G->rcols.n * sizeof *rv);
+        if (rv) memset(rv, 0, G->rcols.n * sizeof *rv);
         G->vals.n += G->cols.n;
         G->rvals.n += G->rcols.n;
         int64_t fixed[FIXED_COLS] = {g.exec, g.sched, g.syscall, g.syscall_block,
