@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "batch.h"
 #include "error.h"
@@ -15,6 +16,13 @@ typedef struct tdx_str {
     const uint8_t *p;
     uint32_t n;
 } tdx_str;
+
+/* Byte order of two strings (a shorter prefix first): <0, 0, >0. */
+static inline int tdx_str_cmp(tdx_str a, tdx_str b) {
+    size_t n = a.n < b.n ? a.n : b.n;
+    int c = n ? memcmp(a.p, b.p, n) : 0;
+    return c ? c : (a.n > b.n) - (a.n < b.n);
+}
 
 typedef struct tdx_frame {
     uint64_t pc;

@@ -64,7 +64,7 @@ struct tdx_gostats {
     int have;          /* 0: nothing fetched yet, 1: `next` holds a record, 2: the end */
     tdx_xrec next;     /* the record after the one being merged */
     tdx_buf cur, nbuf; /* payloads of the record returned and of `next` */
-    kvvec out_block, out_range;
+    kvvec out_kv;      /* the maps of the record read back */
     int oom;
 };
 
@@ -245,8 +245,7 @@ void tdx_gostats_free(tdx_gostats *s) {
     tdx_vec_free(&s->tmp);
     tdx_vec_free(&s->cur);
     tdx_vec_free(&s->nbuf);
-    tdx_vec_free(&s->out_block);
-    tdx_vec_free(&s->out_range);
+    tdx_vec_free(&s->out_kv);
     tdx_hmap_free(&s->strs);
     tdx_vec_free(&s->free);
     tdx_vgstore_free(&s->store);
@@ -353,7 +352,7 @@ static grec *new_record(tdx_gostats *s, int64_t id, int64_t creation) {
     return &s->gs.v[at];
 }
 
-static int spill_one(tdx_gostats *s, const grec *r, tdx_err *err);
+static int spill_one(tdx_gostats *s, grec *r, tdx_err *err);
 
 /* An ended goroutine (NotExist): its statistics are final (Go's Finalize changes nothing more),
  * so its record leaves memory now; a later record of the same id is sorted after it. */
@@ -541,28 +540,111 @@ static void range_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g) {
     }
 }
 
-/* ---- spilling ended goroutines ---- */
+/* ---- a record's bytes (spilled here, stored in GSTATS by gsindex.c) ---- */
 
-static int put_i64(tdx_buf *b, int64_t v) {
+enum { F_START = 1, F_END = 2 };
+
+static int put_z(tdx_buf *b, int64_t v) {
     return tdx_buf_uvarint(b, tdx_zigzag(v));
 }
 
-static int put_kvs(tdx_buf *b, const kvmap *m) {
-    int rc = tdx_buf_uvarint(b, m->v.n);
-    for (size_t i = 0; i < m->v.n; i++)
-        rc |= tdx_buf_uvarint(b, m->v.v[i].key) | put_i64(b, m->v.v[i].ns);
+static int put_kvs(tdx_buf *b, const tdx_gostat_kv *kv, size_t n) {
+    int rc = tdx_buf_uvarint(b, n);
+    for (size_t i = 0; i < n; i++) rc |= tdx_buf_uvarint(b, kv[i].key) | put_z(b, kv[i].ns);
     return rc;
 }
 
-static int spill_one(tdx_gostats *s, const grec *r, tdx_err *err) {
-    const tdx_gostat *st = &r->st;
+/* The total Go's finalize gives a goroutine: to its end, or to the trace's last event. */
+static int64_t expected_total(const tdx_gostat *g, int64_t tlast) {
+    return tdx_wsub(g->end ? g->end : tlast, g->creation);
+}
+
+int tdx_gostat_encode(tdx_buf *b, const tdx_gostat *g, tdx_gostat_chain *ch) {
+    unsigned flags = (g->start ? F_START : 0) | (g->end ? F_END : 0);
+    int rc = put_z(b, tdx_wsub(g->id, ch->id)) | tdx_buf_uvarint(b, flags) |
+             put_z(b, tdx_wsub(g->creation, ch->any ? ch->creation : ch->t0));
+    if (g->start) rc |= put_z(b, tdx_wsub(g->start, g->creation));
+    if (g->end) rc |= put_z(b, tdx_wsub(g->end, g->creation));
+    rc |= put_z(b, tdx_wsub(g->total, expected_total(g, ch->tlast))) | put_z(b, g->exec) |
+          put_z(b, g->sched) | put_z(b, g->syscall) | put_z(b, g->syscall_block) |
+          put_z(b, (int64_t)(g->pc - ch->pc)) | put_kvs(b, g->block, g->nblock) |
+          put_kvs(b, g->range, g->nrange);
+    ch->any = true, ch->id = g->id, ch->creation = g->creation, ch->pc = g->pc;
+    return rc ? -1 : 0;
+}
+
+typedef struct cursor {
+    const uint8_t *p, *end;
+    int bad;
+} cursor;
+
+static uint64_t get_u(cursor *c) {
+    uint64_t v = 0;
+    int k = tdx_uvarint(c->p, c->end, &v);
+    if (k < 0) {
+        c->bad = 1;
+        return 0;
+    }
+    c->p += k;
+    return v;
+}
+
+static int64_t get_z(cursor *c) {
+    return tdx_unzigzag(get_u(c));
+}
+
+int tdx_gostat_decode(const uint8_t **p, const uint8_t *end, tdx_gostat_chain *ch, uint64_t nstr,
+                      tdx_gostat *g, tdx_gostat_kvvec *kv) {
+    cursor cur = {*p, end, 0}, *c = &cur;
+    memset(g, 0, sizeof *g);
+    g->id = tdx_wadd(ch->id, get_z(c));
+    uint64_t flags = get_u(c);
+    g->creation = tdx_wadd(ch->any ? ch->creation : ch->t0, get_z(c));
+    if (flags & F_START) g->start = tdx_wadd(g->creation, get_z(c));
+    if (flags & F_END) g->end = tdx_wadd(g->creation, get_z(c));
+    g->total = tdx_wadd(expected_total(g, ch->tlast), get_z(c));
+    g->exec = get_z(c);
+    g->sched = get_z(c);
+    g->syscall = get_z(c);
+    g->syscall_block = get_z(c);
+    g->pc = ch->pc + (uint64_t)get_z(c);
+    kv->n = 0;
+    size_t nb = 0;
+    for (int m = 0; m < 2 && !c->bad; m++) {
+        uint64_t n = get_u(c);
+        if (n > (uint64_t)(c->end - c->p) || tdx_vec_reserve(kv, kv->n + (size_t)n)) return -1;
+        for (uint64_t i = 0; i < n && !c->bad; i++) {
+            uint64_t key = get_u(c);
+            int64_t ns = get_z(c);
+            if (key > nstr) return -1;
+            kv->v[kv->n++] = (tdx_gostat_kv){(uint32_t)key, ns};
+        }
+        if (m == 0) nb = kv->n;
+    }
+    if (c->bad || flags > (F_START | F_END) || (!!(flags & F_START) != (g->start != 0)) ||
+        (!!(flags & F_END) != (g->end != 0)))
+        return -1;
+    g->block = kv->v;
+    g->nblock = nb;
+    g->range = kv->v + nb;
+    g->nrange = kv->n - nb;
+    ch->any = true, ch->id = g->id, ch->creation = g->creation, ch->pc = g->pc;
+    *p = c->p;
+    return 0;
+}
+
+/* ---- spilling ended goroutines ---- */
+
+/* A record as tdx_gostat_encode codes it (against nothing), after its name. */
+static int spill_one(tdx_gostats *s, grec *r, tdx_err *err) {
+    tdx_gostat *st = &r->st;
+    st->block = r->block.v.v, st->nblock = r->block.v.n;
+    st->range = r->range.v.v, st->nrange = r->range.v.n;
     tdx_buf *b = &s->tmp;
     b->n = 0;
-    int rc = tdx_buf_uvarint(b, st->name) | tdx_buf_uvarint(b, st->pc) | put_i64(b, st->creation) |
-             put_i64(b, st->start) | put_i64(b, st->end) | put_i64(b, st->exec) |
-             put_i64(b, st->sched) | put_i64(b, st->syscall) | put_i64(b, st->syscall_block) |
-             put_i64(b, st->total) | put_kvs(b, &r->block) | put_kvs(b, &r->range);
-    if (rc) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    tdx_gostat_chain none = {false, 0, 0, 0, 0, 0};
+    if (tdx_buf_uvarint(b, st->name) || tdx_gostat_encode(b, st, &none))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     return tdx_xsort_add(s->spill, (uint64_t)st->id ^ TDX_XSORT_SIGN, s->seq++, b->v, b->n, err);
 }
 
@@ -612,55 +694,20 @@ int tdx_gostats_rewind(tdx_gostats *s, tdx_err *err) {
 
 /* ---- reading ---- */
 
-static int get_kvs(const uint8_t **p, const uint8_t *end, kvvec *v) {
-    uint64_t n, k, d;
-    int m = tdx_uvarint(*p, end, &n);
-    if (m < 0 || n > (uint64_t)(end - *p)) return -1;
-    *p += m;
-    v->n = 0;
-    if (tdx_vec_reserve(v, (size_t)n)) return -1;
-    for (uint64_t i = 0; i < n; i++) {
-        if ((m = tdx_uvarint(*p, end, &k)) < 0 || k > UINT32_MAX) return -1;
-        *p += m;
-        if ((m = tdx_uvarint(*p, end, &d)) < 0) return -1;
-        *p += m;
-        v->v[v->n++] = (tdx_gostat_kv){(uint32_t)k, tdx_unzigzag(d)};
-    }
-    return 0;
-}
-
-static int decode(tdx_gostats *s, uint64_t key, const tdx_buf *b, tdx_gostat *o, tdx_err *err) {
+static int decode(tdx_gostats *s, const tdx_buf *b, tdx_gostat *o, tdx_err *err) {
     const uint8_t *p = b->v, *end = b->v + b->n;
-    uint64_t v[10];
-    for (int i = 0; i < 10; i++) {
-        int m = tdx_uvarint(p, end, &v[i]);
-        if (m < 0) goto bad;
-        p += m;
-    }
-    if (v[0] > UINT32_MAX) goto bad;
-    memset(o, 0, sizeof *o);
-    o->id = (int64_t)(key ^ TDX_XSORT_SIGN);
-    o->name = (uint32_t)v[0];
-    o->pc = v[1];
-    o->creation = tdx_unzigzag(v[2]);
-    o->start = tdx_unzigzag(v[3]);
-    o->end = tdx_unzigzag(v[4]);
-    o->exec = tdx_unzigzag(v[5]);
-    o->sched = tdx_unzigzag(v[6]);
-    o->syscall = tdx_unzigzag(v[7]);
-    o->syscall_block = tdx_unzigzag(v[8]);
-    o->total = tdx_unzigzag(v[9]);
+    uint64_t name;
+    tdx_gostat_chain none = {false, 0, 0, 0, 0, 0};
+    int k = tdx_uvarint(p, end, &name);
+    if (k >= 0) p += k;
+    if (k < 0 || name > UINT32_MAX ||
+        tdx_gostat_decode(&p, end, &none, UINT32_MAX, o, &s->out_kv) || p != end)
+        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET,
+                        "goroutine statistics: a spilled record is damaged");
+    o->name = (uint32_t)name;
     /* Finalize at the end sets a total still 0 (a record spilled before it came) */
     if (o->total == 0) o->total = tdx_wsub(s->last_ts, o->creation);
-    if (get_kvs(&p, end, &s->out_block) || get_kvs(&p, end, &s->out_range) || p != end) goto bad;
-    o->block = s->out_block.v;
-    o->nblock = s->out_block.n;
-    o->range = s->out_range.v;
-    o->nrange = s->out_range.n;
     return 0;
-bad:
-    return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET,
-                    "goroutine statistics: a spilled record is damaged");
 }
 
 static int fetch(tdx_gostats *s, tdx_err *err) {
@@ -689,5 +736,5 @@ int tdx_gostats_next(tdx_gostats *s, tdx_gostat *out, tdx_err *err) {
         if (fetch(s, err)) return -1;
         if (s->have == 2 || s->next.k1 != key) break;
     }
-    return decode(s, key, &s->cur, out, err) ? -1 : 1;
+    return decode(s, &s->cur, out, err) ? -1 : 1;
 }

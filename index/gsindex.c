@@ -28,108 +28,9 @@ enum {
     GH_SIZE = 64
 };
 enum { T_NAME = 0, T_COUNT = 8, T_EXEC = 16, T_OFF = 24, T_LEN = 32, T_HASH = 40, T_SIZE = 48 };
-enum { F_START = 1, F_END = 2 };
 
 static int nomem(tdx_err *err) {
     return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-}
-
-/* ---- records ---- */
-
-static int put_z(tdx_buf *b, int64_t v) {
-    return tdx_buf_uvarint(b, tdx_zigzag(v));
-}
-
-static int put_kvs(tdx_buf *b, const tdx_gostat_kv *kv, size_t n) {
-    int rc = tdx_buf_uvarint(b, n);
-    for (size_t i = 0; i < n; i++) rc |= tdx_buf_uvarint(b, kv[i].key) | put_z(b, kv[i].ns);
-    return rc;
-}
-
-/* What a record is coded against: the previous record of its run (none: zeros) and the end. */
-typedef struct chain {
-    bool any; /* a previous record (else its fields are 0 and creation counts from t0) */
-    int64_t id, creation;
-    uint64_t pc;
-    int64_t t0, tlast;
-} chain;
-
-/* The total Go's finalize gives a goroutine: to its end, or to the trace's last event. */
-static int64_t expected_total(const tdx_gostat *g, int64_t tlast) {
-    return tdx_wsub(g->end ? g->end : tlast, g->creation);
-}
-
-/* One goroutine, its id, creation and PC as differences to the previous record's (wrapping). */
-static int enc_rec(tdx_buf *b, const tdx_gostat *g, chain *ch) {
-    unsigned flags = (g->start ? F_START : 0) | (g->end ? F_END : 0);
-    int rc = put_z(b, tdx_wsub(g->id, ch->id)) | tdx_buf_uvarint(b, flags) |
-             put_z(b, tdx_wsub(g->creation, ch->any ? ch->creation : ch->t0));
-    if (g->start) rc |= put_z(b, tdx_wsub(g->start, g->creation));
-    if (g->end) rc |= put_z(b, tdx_wsub(g->end, g->creation));
-    rc |= put_z(b, tdx_wsub(g->total, expected_total(g, ch->tlast))) | put_z(b, g->exec) |
-          put_z(b, g->sched) | put_z(b, g->syscall) | put_z(b, g->syscall_block) |
-          put_z(b, (int64_t)(g->pc - ch->pc)) | put_kvs(b, g->block, g->nblock) |
-          put_kvs(b, g->range, g->nrange);
-    ch->any = true, ch->id = g->id, ch->creation = g->creation, ch->pc = g->pc;
-    return rc ? -1 : 0;
-}
-
-typedef struct cursor {
-    const uint8_t *p, *end;
-    int bad;
-} cursor;
-
-static uint64_t get_u(cursor *c) {
-    uint64_t v = 0;
-    int k = tdx_uvarint(c->p, c->end, &v);
-    if (k < 0) {
-        c->bad = 1;
-        return 0;
-    }
-    c->p += k;
-    return v;
-}
-
-static int64_t get_z(cursor *c) {
-    return tdx_unzigzag(get_u(c));
-}
-
-/* Decodes a record; its maps go to kv (string ids up to nstr). 0, or -1 when malformed. */
-static int dec_rec(cursor *c, chain *ch, uint64_t nstr, tdx_gostat *g, tdx_gostat_kvvec *kv) {
-    memset(g, 0, sizeof *g);
-    g->id = tdx_wadd(ch->id, get_z(c));
-    uint64_t flags = get_u(c);
-    g->creation = tdx_wadd(ch->any ? ch->creation : ch->t0, get_z(c));
-    if (flags & F_START) g->start = tdx_wadd(g->creation, get_z(c));
-    if (flags & F_END) g->end = tdx_wadd(g->creation, get_z(c));
-    g->total = tdx_wadd(expected_total(g, ch->tlast), get_z(c));
-    g->exec = get_z(c);
-    g->sched = get_z(c);
-    g->syscall = get_z(c);
-    g->syscall_block = get_z(c);
-    g->pc = ch->pc + (uint64_t)get_z(c);
-    kv->n = 0;
-    size_t nb = 0;
-    for (int m = 0; m < 2 && !c->bad; m++) {
-        uint64_t n = get_u(c);
-        if (n > (uint64_t)(c->end - c->p) || tdx_vec_reserve(kv, kv->n + (size_t)n)) return -1;
-        for (uint64_t i = 0; i < n && !c->bad; i++) {
-            uint64_t key = get_u(c);
-            int64_t ns = get_z(c);
-            if (key > nstr) return -1;
-            kv->v[kv->n++] = (tdx_gostat_kv){(uint32_t)key, ns};
-        }
-        if (m == 0) nb = kv->n;
-    }
-    if (c->bad || flags > (F_START | F_END) || (!!(flags & F_START) != (g->start != 0)) ||
-        (!!(flags & F_END) != (g->end != 0)))
-        return -1;
-    g->block = kv->v;
-    g->nblock = nb;
-    g->range = kv->v + nb;
-    g->nrange = kv->n - nb;
-    ch->any = true, ch->id = g->id, ch->creation = g->creation, ch->pc = g->pc;
-    return 0;
 }
 
 /* ---- writing ---- */
@@ -145,10 +46,7 @@ static int wgroup_cmp(const void *pa, const void *pb, void *ctx) {
     const wgroup *a = pa, *b = pb;
     const tdx_gostats *s = ctx;
     if (a->exec != b->exec) return a->exec > b->exec ? -1 : 1;
-    tdx_str x = tdx_gostats_str(s, a->name), y = tdx_gostats_str(s, b->name);
-    size_t n = x.n < y.n ? x.n : y.n;
-    int c = n ? memcmp(x.p, y.p, n) : 0;
-    return c ? c : (x.n > y.n) - (x.n < y.n);
+    return tdx_str_cmp(tdx_gostats_str(s, a->name), tdx_gostats_str(s, b->name));
 }
 
 int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsindex_put put,
@@ -184,8 +82,8 @@ int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsi
         total++;
         exec = tdx_wadd(exec, g.exec);
         b.n = 0;
-        chain solo = {false, 0, 0, 0, t0, tlast};
-        if (enc_rec(&b, &g, &solo)) {
+        tdx_gostat_chain solo = {false, 0, 0, 0, t0, tlast};
+        if (tdx_gostat_encode(&b, &g, &solo)) {
             nomem(err);
             goto out;
         }
@@ -196,7 +94,7 @@ int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsi
     if (groups.n && tdx_scratch_open(&data, beside, err)) goto out;
     tdx_xrec r;
     wgroup *cur = NULL;
-    chain ch = {false, 0, 0, 0, t0, tlast};
+    tdx_gostat_chain ch = {false, 0, 0, 0, t0, tlast};
     while ((got = tdx_xsort_next(x, &r, err)) == 1) {
         if (!cur || r.k1 != cur->name) {
             if (cur) cur->len = data.len - cur->off, cur->hash = XXH3_64bits_digest(h);
@@ -207,21 +105,21 @@ int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsi
             }
             cur = &groups.v[gi];
             cur->off = data.len;
-            ch = (chain){false, 0, 0, 0, t0, tlast};
+            ch = (tdx_gostat_chain){false, 0, 0, 0, t0, tlast};
             if (XXH3_64bits_reset(h) != XXH_OK) {
                 nomem(err);
                 goto out;
             }
         }
-        cursor c = {r.p, r.p + r.n, 0};
-        chain solo = {false, 0, 0, 0, t0, tlast};
-        if (dec_rec(&c, &solo, UINT32_MAX, &g, &kv)) {
+        const uint8_t *rp = r.p;
+        tdx_gostat_chain solo = {false, 0, 0, 0, t0, tlast};
+        if (tdx_gostat_decode(&rp, r.p + r.n, &solo, UINT32_MAX, &g, &kv)) {
             tdx_errf(err, TDX_EIO, TDX_NO_OFFSET,
                      "goroutine statistics: a sorted record is damaged");
             goto out;
         }
         b.n = 0;
-        if (enc_rec(&b, &g, &ch)) {
+        if (tdx_gostat_encode(&b, &g, &ch)) {
             nomem(err);
             goto out;
         }
@@ -298,10 +196,7 @@ void tdx_gsindex_free(tdx_gsindex *x) {
 }
 
 static int str_order(const void *pa, const void *pb) {
-    const tdx_str *a = pa, *b = pb;
-    size_t m = a->n < b->n ? a->n : b->n;
-    int o = m ? memcmp(a->p, b->p, m) : 0;
-    return o ? o : (a->n > b->n) - (a->n < b->n);
+    return tdx_str_cmp(*(const tdx_str *)pa, *(const tdx_str *)pb);
 }
 
 /* Whether no two groups have the same name (by content: the string table might repeat one). */
@@ -313,7 +208,7 @@ static bool names_unique(const tdx_gsindex *x) {
         v[i] = tdx_gsindex_str(x, tdx_gsindex_group(x, i).name);
     qsort(v, (size_t)x->ngroups, sizeof *v, str_order);
     bool ok = true;
-    for (uint64_t i = 1; i < x->ngroups && ok; i++) ok = str_order(&v[i - 1], &v[i]) != 0;
+    for (uint64_t i = 1; i < x->ngroups && ok; i++) ok = tdx_str_cmp(v[i - 1], v[i]) != 0;
     free(v);
     return ok;
 }
@@ -334,21 +229,21 @@ int tdx_gsindex_open(tdx_gsindex *x, const uint8_t *p, size_t n, uint64_t base, 
     x->tlast = (int64_t)tdx_rd64(p + GH_TLAST);
     uint64_t nstr = tdx_rd64(p + GH_NSTR);
     x->ngroups = tdx_rd64(p + GH_NGROUPS);
-    cursor c = {p + GH_SIZE, p + head - 8, 0};
-    if (nstr > (uint64_t)(c.end - c.p) || nstr >= UINT32_MAX ||
+    const uint8_t *q = p + GH_SIZE, *qend = p + head - 8;
+    if (nstr > (uint64_t)(qend - q) || nstr >= UINT32_MAX ||
         tdx_vec_reserve(&x->strs, (size_t)nstr + 1))
         goto bad;
     x->strs.v[x->strs.n++] = (tdx_str){(const uint8_t *)"", 0};
     for (uint64_t i = 0; i < nstr; i++) {
-        uint64_t len = get_u(&c);
-        if (c.bad || len > (uint64_t)(c.end - c.p)) goto bad;
-        x->strs.v[x->strs.n++] = (tdx_str){c.p, (uint32_t)len};
-        c.p += len;
+        uint64_t len;
+        int k = tdx_uvarint(q, qend, &len);
+        if (k < 0 || len > (uint64_t)(qend - q - k)) goto bad;
+        x->strs.v[x->strs.n++] = (tdx_str){q + k, (uint32_t)len};
+        q += k + len;
     }
-    if (x->ngroups > (uint64_t)(c.end - c.p) / T_SIZE ||
-        (uint64_t)(c.end - c.p) != x->ngroups * T_SIZE)
+    if (x->ngroups > (uint64_t)(qend - q) / T_SIZE || (uint64_t)(qend - q) != x->ngroups * T_SIZE)
         goto bad;
-    x->table = c.p;
+    x->table = q;
     x->data = p + head;
     x->ndata = n - (size_t)head;
     /* The table as a reader relies on it: bounds, display order (each name once, so that
@@ -366,7 +261,7 @@ int tdx_gsindex_open(tdx_gsindex *x, const uint8_t *p, size_t n, uint64_t base, 
         if (i) {
             tdx_gsgroup pr = tdx_gsindex_group(x, i - 1);
             tdx_str a = tdx_gsindex_str(x, pr.name), b = tdx_gsindex_str(x, gr.name);
-            if (pr.exec < gr.exec || (pr.exec == gr.exec && str_order(&a, &b) >= 0)) goto bad;
+            if (pr.exec < gr.exec || (pr.exec == gr.exec && tdx_str_cmp(a, b) >= 0)) goto bad;
         }
     }
     if (total != x->goroutines || exec != x->exec || !names_unique(x)) goto bad;
@@ -398,7 +293,7 @@ int tdx_gsindex_begin(tdx_gsindex *x, uint64_t i, tdx_err *err) {
     x->left = tdx_rd64(e + T_COUNT);
     x->want_exec = (int64_t)tdx_rd64(e + T_EXEC);
     x->run_exec = 0;
-    memset(&x->ch, 0, sizeof x->ch);
+    x->ch = (tdx_gostat_chain){false, 0, 0, 0, x->t0, x->tlast};
     return 0;
 }
 
@@ -409,15 +304,14 @@ int tdx_gsindex_next(tdx_gsindex *x, tdx_gostat *out, tdx_err *err) {
             return corrupt(x, (uint64_t)(x->rp - x->p), "a group's total", err);
         return 0;
     }
-    cursor c = {x->rp, x->rend, 0};
-    chain ch = {x->ch.any, x->ch.id, x->ch.creation, x->ch.pc, x->t0, x->tlast};
-    if (dec_rec(&c, &ch, x->strs.n - 1, out, &x->kv))
-        return corrupt(x, (uint64_t)(x->rp - x->p), "a goroutine's record", err);
-    if (x->ch.any && out->id <= x->ch.id)
-        return corrupt(x, (uint64_t)(x->rp - x->p), "goroutine ids out of order", err);
+    const uint8_t *at = x->rp;
+    bool any = x->ch.any;
+    int64_t prev = x->ch.id;
+    if (tdx_gostat_decode(&x->rp, x->rend, &x->ch, x->strs.n - 1, out, &x->kv))
+        return corrupt(x, (uint64_t)(at - x->p), "a goroutine's record", err);
+    if (any && out->id <= prev)
+        return corrupt(x, (uint64_t)(at - x->p), "goroutine ids out of order", err);
     x->run_exec = tdx_wadd(x->run_exec, out->exec);
-    x->rp = c.p;
-    x->ch.any = true, x->ch.id = ch.id, x->ch.creation = ch.creation, x->ch.pc = ch.pc;
     x->left--;
     return 1;
 }

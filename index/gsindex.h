@@ -41,11 +41,7 @@ typedef struct tdx_gsindex {
     const uint8_t *rp, *rend;
     uint64_t left;
     int64_t want_exec, run_exec; /* the group's execution time, and the sum of the run's so far */
-    struct {
-        bool any;
-        int64_t id, creation;
-        uint64_t pc;
-    } ch; /* the previous record's fields its successor is coded against */
+    tdx_gostat_chain ch;         /* what the run's next record is coded against */
     tdx_gostat_kvvec kv;
 } tdx_gsindex;
 

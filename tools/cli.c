@@ -17,6 +17,7 @@
 #include "core/gofmt.h"
 #include "core/regfile.h"
 #include "core/spec.h"
+#include "index/evcodec.h"
 
 void cli_report(const char *file, const tdx_err *err) {
     if (err->offset != TDX_NO_OFFSET)
@@ -347,5 +348,28 @@ int cli_read_trace(const char *cmd, const char *path, int jobs, bool quiet, tdx_
                        .release_input = src->kind == TDX_SRC_BINARY};
     int rc = tdx_read_trace(src->data, src->size, src->version, &o, st, err);
     cli_progress_end(&prog);
+    return rc;
+}
+
+int cli_index_events(tdx_index *ix, tdx_emit_fn emit, void *ctx, cli_progress *prog, tdx_err *err) {
+    tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
+    tdx_evdec *dec = tdx_evdec_new();
+    int rc = buf && dec ? 0 : tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    for (size_t b = 0; b < ix->nblocks && !rc; b++) {
+        size_t n;
+        if (tdx_index_read_block(ix, dec, b, buf, &n, err)) {
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < n && !rc; i++)
+            if (emit(ctx, &buf[i], &ix->tabs)) rc = 1;
+        if ((b + 1) % TDX_RELEASE_EVERY == 0) { /* RSS: not the whole index */
+            tdx_index_release_blocks(ix, b + 1);
+            if (prog) cli_progress_fraction(prog, b + 1, ix->nblocks, NULL);
+        }
+    }
+    if (!rc && tdx_index_strings_ok(ix, err)) rc = -1;
+    tdx_evdec_free(dec);
+    free(buf);
     return rc;
 }

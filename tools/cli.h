@@ -65,13 +65,18 @@ int cli_read_trace(const char *cmd, const char *path, int jobs, bool quiet, tdx_
                    void *ectx, tdx_source *src, tdx_read_stats *st, tdx_err *err, int *open_failed);
 
 /* Progress on stderr when it is a terminal. */
-typedef struct cli_progress {
+typedef struct cli_progress cli_progress;
+struct cli_progress {
     bool enabled;
     double start;
     double last;
     const char *what;
-} cli_progress;
+};
 void cli_progress_init(cli_progress *p, const char *what, bool quiet);
+/* Passes every event an index holds, in order, to emit with the index's tables, giving back the
+ * blocks' pages as it goes; progress on prog (NULL: none). 0; -1 with err set when a block or a
+ * string is damaged (or memory runs out); 1 when emit returned non-zero (its own report). */
+int cli_index_events(tdx_index *ix, tdx_emit_fn emit, void *ctx, cli_progress *prog, tdx_err *err);
 void cli_progress_update(void *ctx, uint64_t done, uint64_t total, uint64_t events);
 /* The line for work counted in other units than bytes: done of total as a percentage, and the
  * ETA; then, if `then` is not NULL, what comes after it. */

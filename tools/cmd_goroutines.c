@@ -9,7 +9,6 @@
 #include "core/hmap.h"
 #include "core/quote.h"
 #include "core/varint.h"
-#include "index/evcodec.h"
 #include "index/gostats.h"
 #include "index/gsindex.h"
 #include "index/reader.h"
@@ -88,28 +87,14 @@ static int collect_trace(const char *path, int jobs, bool quiet, tdx_gostats *gs
 
 /* Decodes every event block of an index that has no GSTATS (built before traceidx stored it). */
 static int collect_index(const char *path, tdx_index *ix, bool quiet, tdx_gostats *gs) {
+    feed f = {gs, {0}, 0};
     tdx_err err = {0};
-    tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
-    tdx_evdec *dec = tdx_evdec_new();
-    int rc = 0;
-    if (!buf || !dec) rc = tdx_errf(&err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     cli_progress prog;
     cli_progress_init(&prog, "goroutines", quiet);
-    for (size_t b = 0; b < ix->nblocks && !rc; b++) {
-        size_t n;
-        if ((rc = tdx_index_read_block(ix, dec, b, buf, &n, &err))) break;
-        for (size_t i = 0; i < n && !rc; i++) rc = tdx_gostats_event(gs, &buf[i], &ix->tabs, &err);
-        if ((b + 1) % TDX_RELEASE_EVERY == 0) {
-            tdx_index_release_blocks(ix, b + 1);
-            cli_progress_fraction(&prog, b + 1, ix->nblocks, NULL);
-        }
-    }
+    int rc = cli_index_events(ix, feed_event, &f, &prog, &err);
     cli_progress_end(&prog);
-    if (!rc) rc = tdx_index_strings_ok(ix, &err);
-    if (rc) cli_report(path, &err);
-    tdx_evdec_free(dec);
-    free(buf);
-    return rc;
+    if (rc) cli_report(path, f.failed ? &f.err : &err);
+    return rc ? -1 : 0;
 }
 
 /* ---- where the statistics come from ---- */
@@ -131,8 +116,6 @@ static int member_rewind(source *s, tdx_err *err) {
     return s->stored ? tdx_gsindex_begin(&s->gx, s->group, err) : tdx_gostats_rewind(s->gs, err);
 }
 
-static int str_cmp(tdx_str a, tdx_str b);
-
 /* The group's next goroutine; computed, every goroutine's execution time adds to *all_exec on
  * the way (NULL: not counted). */
 static int member_next(source *s, tdx_gostat *g, int64_t *all_exec, tdx_err *err) {
@@ -140,18 +123,12 @@ static int member_next(source *s, tdx_gostat *g, int64_t *all_exec, tdx_err *err
     int rc;
     while ((rc = tdx_gostats_next(s->gs, g, err)) == 1) {
         if (all_exec) *all_exec = tdx_wadd(*all_exec, g->exec);
-        if (!str_cmp(tdx_gostats_str(s->gs, g->name), s->want)) return 1;
+        if (!tdx_str_cmp(tdx_gostats_str(s->gs, g->name), s->want)) return 1;
     }
     return rc;
 }
 
 /* ---- output helpers ---- */
-
-static int str_cmp(tdx_str a, tdx_str b) {
-    size_t n = a.n < b.n ? a.n : b.n;
-    int c = n ? memcmp(a.p, b.p, n) : 0;
-    return c ? c : (a.n > b.n) - (a.n < b.n);
-}
 
 static tdx_str cstr(const char *s) {
     return (tdx_str){(const uint8_t *)s, (uint32_t)strlen(s)};
@@ -187,7 +164,7 @@ static int group_cmp(const void *pa, const void *pb, void *ctx) {
     const group *a = pa, *b = pb;
     const tdx_gostats *gs = ctx;
     if (a->exec != b->exec) return a->exec > b->exec ? -1 : 1;
-    return str_cmp(tdx_gostats_str(gs, a->name), tdx_gostats_str(gs, b->name));
+    return tdx_str_cmp(tdx_gostats_str(gs, a->name), tdx_gostats_str(gs, b->name));
 }
 
 static int show_groups(source *src, bool json, tdx_err *err) {
@@ -303,14 +280,14 @@ static int row_cmp(const void *pa, const void *pb, void *ctx) {
 static int col_cmp(const void *pa, const void *pb) {
     tdx_str a = *(const tdx_str *)pa, b = *(const tdx_str *)pb;
     tdx_str first = cstr(fixed_cols[0]);
-    bool fa = !str_cmp(a, first), fb = !str_cmp(b, first);
+    bool fa = !tdx_str_cmp(a, first), fb = !tdx_str_cmp(b, first);
     if (fa != fb) return fa ? -1 : 1;
-    return str_cmp(a, b);
+    return tdx_str_cmp(a, b);
 }
 
 static int rcol_cmp(const void *pa, const void *pb, void *ctx) {
     const source *src = ctx;
-    return str_cmp(src_str(src, *(const uint32_t *)pa), src_str(src, *(const uint32_t *)pb));
+    return tdx_str_cmp(src_str(src, *(const uint32_t *)pa), src_str(src, *(const uint32_t *)pb));
 }
 
 /* The column labelled `label` (columns are sorted: a binary search), or -1. */
@@ -378,7 +355,7 @@ static int load_group(source *src, grp *G, int64_t *all_exec, tdx_err *err) {
     qsort(G->cols.v, G->cols.n, sizeof *G->cols.v, col_cmp);
     size_t u = 0;
     for (size_t i = 0; i < G->cols.n; i++)
-        if (!u || str_cmp(G->cols.v[u - 1], G->cols.v[i])) G->cols.v[u++] = G->cols.v[i];
+        if (!u || tdx_str_cmp(G->cols.v[u - 1], G->cols.v[i])) G->cols.v[u++] = G->cols.v[i];
     G->cols.n = u;
     for (size_t k = 0; k < reasons.n; k++) {
         size_t a = G->name_off.v[k], b = k + 1 < reasons.n ? G->name_off.v[k + 1] : G->names.n;
@@ -578,7 +555,7 @@ static int show_group(source *src, const char *name_arg, const char *sort, bool 
     int rc = -1;
     bool found = !src->stored;
     for (uint64_t i = 0; src->stored && i < src->gx.ngroups && !found; i++)
-        if (!str_cmp(tdx_gsindex_str(&src->gx, tdx_gsindex_group(&src->gx, i).name), name))
+        if (!tdx_str_cmp(tdx_gsindex_str(&src->gx, tdx_gsindex_group(&src->gx, i).name), name))
             src->group = i, found = true;
     src->want = name;
     if (found && load_group(src, &G, &all_exec, err)) {

@@ -10,7 +10,6 @@
 #include "core/event.h"
 #include "core/reader.h"
 #include "core/regfile.h"
-#include "index/evcodec.h"
 #include "index/reader.h"
 
 int cmd_dump_raw(const char *path);
@@ -190,17 +189,7 @@ static int dump_index_events(const char *path, printer *pr) {
         cli_report(path, &err);
         return TDX_EXIT_FAIL;
     }
-    tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
-    tdx_evdec *dec = tdx_evdec_new();
-    int rc = buf && dec ? 0 : -1;
-    for (size_t b = 0; b < ix.nblocks && !rc; b++) {
-        size_t n;
-        if ((rc = tdx_index_read_block(&ix, dec, b, buf, &n, &err))) break;
-        for (size_t i = 0; i < n && !rc; i++) rc = print_event(pr, &buf[i], &ix.tabs);
-        if ((b + 1) % TDX_RELEASE_EVERY == 0) /* RSS: not the whole index */
-            tdx_index_release_blocks(&ix, b + 1);
-    }
-    if (!rc) rc = tdx_index_strings_ok(&ix, &err);
+    int rc = cli_index_events(&ix, print_event, pr, NULL, &err);
     /* An index of a damaged trace ends as the trace's dump does: an ERROR line, exit 1. The
      * index keeps where the damage is, not the parser's words. */
     bool damaged = !rc && ix.partial;
@@ -213,8 +202,6 @@ static int dump_index_events(const char *path, printer *pr) {
                  off);
         rc = tdx_buf_printf(&pr->buf, "ERROR: %s\n", err.msg);
     }
-    tdx_evdec_free(dec);
-    free(buf);
     int failed = print_flush(pr);
     if ((rc && err.kind != TDX_OK) || (damaged && !failed))
         cli_report(path, &err);
