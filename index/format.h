@@ -53,7 +53,8 @@ enum tdx_section_kind {
     TDX_SEC_VIEWDATA = 17, /* checkpoints, long items, names (blocked: hashes in the directories) */
     TDX_SEC_VGNODES = 18,  /* VGSTORE's stack nodes (read only to number new frames) */
     TDX_SEC_FNAMES = 19,   /* frame names as JSON text (viewgen_store: tdx_fnames) */
-    TDX_SEC_GSTATS = 20,   /* Go's goroutine analysis (gsindex.h; blocked: its own checksums) */
+    TDX_SEC_GSTATS1 = 20,  /* retired: GSTATS' first layout (fb455cb..), which readers skip */
+    TDX_SEC_GSTATS = 21,   /* Go's goroutine analysis (gsindex.h; blocked: its own checksums) */
     TDX_SEC_COUNT_
 };
 

@@ -540,7 +540,7 @@ static void range_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g) {
     }
 }
 
-/* ---- a record's bytes (spilled here, stored in GSTATS by gsindex.c) ---- */
+/* ---- a record's bytes (the spilled records, and gsindex.c's regrouping sort) ---- */
 
 enum { F_START = 1, F_END = 2 };
 
@@ -554,22 +554,14 @@ static int put_kvs(tdx_buf *b, const tdx_gostat_kv *kv, size_t n) {
     return rc;
 }
 
-/* The total Go's finalize gives a goroutine: to its end, or to the trace's last event. */
-static int64_t expected_total(const tdx_gostat *g, int64_t tlast) {
-    return tdx_wsub(g->end ? g->end : tlast, g->creation);
-}
-
-int tdx_gostat_encode(tdx_buf *b, const tdx_gostat *g, tdx_gostat_chain *ch) {
+int tdx_gostat_encode(tdx_buf *b, const tdx_gostat *g) {
     unsigned flags = (g->start ? F_START : 0) | (g->end ? F_END : 0);
-    int rc = put_z(b, tdx_wsub(g->id, ch->id)) | tdx_buf_uvarint(b, flags) |
-             put_z(b, tdx_wsub(g->creation, ch->any ? ch->creation : ch->t0));
+    int rc = put_z(b, g->id) | tdx_buf_uvarint(b, flags) | put_z(b, g->creation);
     if (g->start) rc |= put_z(b, tdx_wsub(g->start, g->creation));
     if (g->end) rc |= put_z(b, tdx_wsub(g->end, g->creation));
-    rc |= put_z(b, tdx_wsub(g->total, expected_total(g, ch->tlast))) | put_z(b, g->exec) |
-          put_z(b, g->sched) | put_z(b, g->syscall) | put_z(b, g->syscall_block) |
-          put_z(b, (int64_t)(g->pc - ch->pc)) | put_kvs(b, g->block, g->nblock) |
+    rc |= put_z(b, g->total) | put_z(b, g->exec) | put_z(b, g->sched) | put_z(b, g->syscall) |
+          put_z(b, g->syscall_block) | tdx_buf_uvarint(b, g->pc) | put_kvs(b, g->block, g->nblock) |
           put_kvs(b, g->range, g->nrange);
-    ch->any = true, ch->id = g->id, ch->creation = g->creation, ch->pc = g->pc;
     return rc ? -1 : 0;
 }
 
@@ -593,21 +585,21 @@ static int64_t get_z(cursor *c) {
     return tdx_unzigzag(get_u(c));
 }
 
-int tdx_gostat_decode(const uint8_t **p, const uint8_t *end, tdx_gostat_chain *ch, uint64_t nstr,
-                      tdx_gostat *g, tdx_gostat_kvvec *kv) {
+int tdx_gostat_decode(const uint8_t **p, const uint8_t *end, uint64_t nstr, tdx_gostat *g,
+                      tdx_gostat_kvvec *kv) {
     cursor cur = {*p, end, 0}, *c = &cur;
     memset(g, 0, sizeof *g);
-    g->id = tdx_wadd(ch->id, get_z(c));
+    g->id = get_z(c);
     uint64_t flags = get_u(c);
-    g->creation = tdx_wadd(ch->any ? ch->creation : ch->t0, get_z(c));
+    g->creation = get_z(c);
     if (flags & F_START) g->start = tdx_wadd(g->creation, get_z(c));
     if (flags & F_END) g->end = tdx_wadd(g->creation, get_z(c));
-    g->total = tdx_wadd(expected_total(g, ch->tlast), get_z(c));
+    g->total = get_z(c);
     g->exec = get_z(c);
     g->sched = get_z(c);
     g->syscall = get_z(c);
     g->syscall_block = get_z(c);
-    g->pc = ch->pc + (uint64_t)get_z(c);
+    g->pc = get_u(c);
     kv->n = 0;
     size_t nb = 0;
     for (int m = 0; m < 2 && !c->bad; m++) {
@@ -628,22 +620,20 @@ int tdx_gostat_decode(const uint8_t **p, const uint8_t *end, tdx_gostat_chain *c
     g->nblock = nb;
     g->range = kv->v + nb;
     g->nrange = kv->n - nb;
-    ch->any = true, ch->id = g->id, ch->creation = g->creation, ch->pc = g->pc;
     *p = c->p;
     return 0;
 }
 
 /* ---- spilling ended goroutines ---- */
 
-/* A record as tdx_gostat_encode codes it (against nothing), after its name. */
+/* A record as tdx_gostat_encode codes it, after its name. */
 static int spill_one(tdx_gostats *s, grec *r, tdx_err *err) {
     tdx_gostat *st = &r->st;
     st->block = r->block.v.v, st->nblock = r->block.v.n;
     st->range = r->range.v.v, st->nrange = r->range.v.n;
     tdx_buf *b = &s->tmp;
     b->n = 0;
-    tdx_gostat_chain none = {false, 0, 0, 0, 0, 0};
-    if (tdx_buf_uvarint(b, st->name) || tdx_gostat_encode(b, st, &none))
+    if (tdx_buf_uvarint(b, st->name) || tdx_gostat_encode(b, st))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     return tdx_xsort_add(s->spill, (uint64_t)st->id ^ TDX_XSORT_SIGN, s->seq++, b->v, b->n, err);
 }
@@ -697,11 +687,10 @@ int tdx_gostats_rewind(tdx_gostats *s, tdx_err *err) {
 static int decode(tdx_gostats *s, const tdx_buf *b, tdx_gostat *o, tdx_err *err) {
     const uint8_t *p = b->v, *end = b->v + b->n;
     uint64_t name;
-    tdx_gostat_chain none = {false, 0, 0, 0, 0, 0};
     int k = tdx_uvarint(p, end, &name);
     if (k >= 0) p += k;
-    if (k < 0 || name > UINT32_MAX ||
-        tdx_gostat_decode(&p, end, &none, UINT32_MAX, o, &s->out_kv) || p != end)
+    if (k < 0 || name > UINT32_MAX || tdx_gostat_decode(&p, end, UINT32_MAX, o, &s->out_kv) ||
+        p != end)
         return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET,
                         "goroutine statistics: a spilled record is damaged");
     o->name = (uint32_t)name;

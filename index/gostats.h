@@ -39,21 +39,13 @@ typedef struct tdx_gostat {
     size_t nblock, nrange;
 } tdx_gostat;
 
-/* A record's bytes: what they are coded against, the previous record of a run (`any` false:
- * none, its fields 0 and creation counted from t0) and the trace's end (tlast). */
-typedef struct tdx_gostat_chain {
-    bool any;
-    int64_t id, creation;
-    uint64_t pc;
-    int64_t t0, tlast;
-} tdx_gostat_chain;
-/* Appends g's bytes (the layout of docs/index-format.md's GSTATS runs, without the name) and
- * moves the chain on. 0, or -1 on memory exhaustion. */
-int tdx_gostat_encode(tdx_buf *b, const tdx_gostat *g, tdx_gostat_chain *ch);
+/* A record's bytes, as varints (the records spilled during the build; GSTATS codes its runs
+ * otherwise, in gsindex.c). Appends g's bytes (without its name): 0, or -1 on memory exhaustion. */
+int tdx_gostat_encode(tdx_buf *b, const tdx_gostat *g);
 /* Decodes one record from *p (advanced past it, up to end); its maps go to kv, string ids up
  * to nstr. 0, or -1 when malformed. */
-int tdx_gostat_decode(const uint8_t **p, const uint8_t *end, tdx_gostat_chain *ch, uint64_t nstr,
-                      tdx_gostat *g, tdx_gostat_kvvec *kv);
+int tdx_gostat_decode(const uint8_t **p, const uint8_t *end, uint64_t nstr, tdx_gostat *g,
+                      tdx_gostat_kvvec *kv);
 
 /* Ended goroutines' records beyond `budget` bytes go to a scratch file in the directory of
  * `beside` (NULL: all kept in memory). NULL on memory exhaustion. */

@@ -1,5 +1,6 @@
 /* gsindex.c: the GSTATS section. The groups' table comes first and is small, so listing the groups
- * reads only it; a group's goroutines are one run, read (and checksummed) only when asked for. */
+ * reads only it; a group's goroutines are one run of rANS-coded blocks, read (and checksummed)
+ * only when asked for. */
 #include "gsindex.h"
 
 #include <stdbool.h>
@@ -12,10 +13,11 @@
 #include "core/varint.h"
 #include "index/extsort.h"
 #include "index/format.h"
+#include "index/rans.h"
 #include "index/reader.h"
 #include "index/scratch.h"
 
-#define MAGIC "TDXGST01"
+#define MAGIC "TDXGST02"
 enum {
     GH_MAGIC = 0,
     GH_GOROUTINES = 8,
@@ -29,8 +31,133 @@ enum {
 };
 enum { T_NAME = 0, T_COUNT = 8, T_EXEC = 16, T_OFF = 24, T_LEN = 32, T_HASH = 40, T_SIZE = 48 };
 
+/* A run's blocks: up to this many records each, so that coding one holds a bounded number of
+ * symbols. Each field has its own context (and so its own frequency table in each block). */
+#define BLOCK_RECS 4096
+enum {
+    R_ID,     /* the first of a run: zigzag(id); then id - previous id - 1 */
+    R_FLAGS,  /* has start | has end << 1 */
+    R_CREATE, /* zigzag(creation - the previous record's, the first's - t0) */
+    R_START,  /* start - creation */
+    R_END,    /* end - (start, else creation) */
+    R_TOTAL,  /* zigzag(total - the total Go's finalize would give) */
+    R_EXEC,   /* the four durations, then the maps' values: as 64-bit two's complement */
+    R_SCHED,
+    R_SYSCALL,
+    R_SYSBLOCK,
+    R_PC,     /* zigzag(pc - the previous record's) */
+    R_NBLOCK, /* block reasons: count, then per entry key code and ns */
+    R_BKEY,   /* 0: the previous record's key at this place; else string id + 1 */
+    R_BNS,
+    R_NRANGE, /* the same for range names */
+    R_RKEY,
+    R_RNS,
+    R_COUNT
+};
+
 static int nomem(tdx_err *err) {
     return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
+
+/* ---- a run's records ---- */
+
+/* What a run's next record is coded against: the previous record (`any` false: none) and the
+ * keys of its maps, in their order. */
+typedef struct chain {
+    bool any;
+    int64_t id, creation;
+    uint64_t pc;
+    int64_t t0, tlast;
+    TDX_VEC(uint32_t) keys[2]; /* block reasons, range names */
+} chain;
+
+static void chain_reset(chain *c, int64_t t0, int64_t tlast) {
+    c->any = false;
+    c->id = c->creation = 0;
+    c->pc = 0;
+    c->t0 = t0;
+    c->tlast = tlast;
+    c->keys[0].n = c->keys[1].n = 0;
+}
+
+static void chain_free(chain *c) {
+    tdx_vec_free(&c->keys[0]);
+    tdx_vec_free(&c->keys[1]);
+}
+
+/* The total Go's finalize gives a goroutine: to its end, or to the trace's last event. */
+static int64_t expected_total(const tdx_gostat *g, int64_t tlast) {
+    return tdx_wsub(g->end ? g->end : tlast, g->creation);
+}
+
+static int keep_keys(chain *c, int m, const tdx_gostat_kv *kv, size_t n) {
+    if (tdx_vec_reserve(&c->keys[m], n)) return -1;
+    for (size_t i = 0; i < n; i++) c->keys[m].v[i] = kv[i].key;
+    c->keys[m].n = n;
+    return 0;
+}
+
+/* A block being coded. */
+typedef struct runw {
+    tdx_rans_enc e;
+    tdx_buf coded;
+    uint32_t nrec;
+    uint64_t nvals;
+    chain ch;
+} runw;
+
+static void put_val(runw *w, int f, uint64_t v) {
+    tdx_rans_put_uint(&w->e, f & (TDX_RANS_LANES - 1), (uint32_t)f, v);
+    w->nvals++;
+}
+
+static void put_kvs(runw *w, int f, const tdx_gostat_kv *kv, size_t n, int m) {
+    const chain *c = &w->ch;
+    put_val(w, f, n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t k = kv[i].key;
+        put_val(w, f + 1, i < c->keys[m].n && c->keys[m].v[i] == k ? 0 : (uint64_t)k + 1);
+        put_val(w, f + 2, (uint64_t)kv[i].ns);
+    }
+}
+
+/* Adds g to the open block (starting one). 0, or -1 on memory exhaustion. */
+static int run_put(runw *w, const tdx_gostat *g) {
+    chain *c = &w->ch;
+    size_t nv = 16 + 2 * (g->nblock + g->nrange);
+    if ((w->nrec == 0 && tdx_rans_enc_reset(&w->e, R_COUNT)) ||
+        tdx_rans_enc_reserve(&w->e, nv, nv * 64))
+        return -1;
+    put_val(w, R_ID, c->any ? (uint64_t)g->id - (uint64_t)c->id - 1 : tdx_zigzag(g->id));
+    put_val(w, R_FLAGS, (g->start ? 1u : 0u) | (g->end ? 2u : 0u));
+    put_val(w, R_CREATE, tdx_zigzag(tdx_wsub(g->creation, c->any ? c->creation : c->t0)));
+    if (g->start) put_val(w, R_START, (uint64_t)g->start - (uint64_t)g->creation);
+    if (g->end) put_val(w, R_END, (uint64_t)g->end - (uint64_t)(g->start ? g->start : g->creation));
+    put_val(w, R_TOTAL, tdx_zigzag(tdx_wsub(g->total, expected_total(g, c->tlast))));
+    put_val(w, R_EXEC, (uint64_t)g->exec);
+    put_val(w, R_SCHED, (uint64_t)g->sched);
+    put_val(w, R_SYSCALL, (uint64_t)g->syscall);
+    put_val(w, R_SYSBLOCK, (uint64_t)g->syscall_block);
+    put_val(w, R_PC, tdx_zigzag((int64_t)(g->pc - c->pc)));
+    put_kvs(w, R_NBLOCK, g->block, g->nblock, 0);
+    put_kvs(w, R_NRANGE, g->range, g->nrange, 1);
+    c->any = true, c->id = g->id, c->creation = g->creation, c->pc = g->pc;
+    w->nrec++;
+    return w->e.oom || keep_keys(c, 0, g->block, g->nblock) || keep_keys(c, 1, g->range, g->nrange)
+               ? -1
+               : 0;
+}
+
+/* Appends the open block, framed (records, values, coded length, the coded bytes), to out. */
+static int run_flush(runw *w, tdx_buf *out) {
+    if (!w->nrec) return 0;
+    w->coded.n = 0;
+    int rc = tdx_rans_enc_finish(&w->e, &w->coded) || tdx_buf_uvarint(out, w->nrec) ||
+             tdx_buf_uvarint(out, w->nvals) || tdx_buf_uvarint(out, w->coded.n) ||
+             tdx_buf_append(out, w->coded.v, w->coded.n);
+    w->nrec = 0;
+    w->nvals = 0;
+    return rc ? -1 : 0;
 }
 
 /* ---- writing ---- */
@@ -49,6 +176,25 @@ static int wgroup_cmp(const void *pa, const void *pb, void *ctx) {
     return tdx_str_cmp(tdx_gostats_str(s, a->name), tdx_gostats_str(s, b->name));
 }
 
+/* Moves the framed blocks in b to the scratch file and the run's hash. */
+static int drain(tdx_buf *b, tdx_scratch *data, XXH3_state_t *h, tdx_err *err) {
+    if (!b->n) return 0;
+    if (tdx_scratch_put(data, b->v, b->n, err)) return -1;
+    XXH3_64bits_update(h, b->v, b->n);
+    b->n = 0;
+    return 0;
+}
+
+/* Ends a group's run: its last block, its length and hash. */
+static int close_run(runw *w, tdx_buf *b, tdx_scratch *data, XXH3_state_t *h, wgroup *g,
+                     tdx_err *err) {
+    if (run_flush(w, b)) return nomem(err);
+    if (drain(b, data, h, err)) return -1;
+    g->len = data->len - g->off;
+    g->hash = XXH3_64bits_digest(h);
+    return 0;
+}
+
 int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsindex_put put,
                       void *ctx, tdx_err *err) {
     int64_t t0 = tdx_gostats_first_time(s), tlast = tdx_gostats_last_time(s);
@@ -59,9 +205,11 @@ int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsi
     tdx_hmap by_name = {0};
     tdx_buf b = {0};
     tdx_scratch data = {-1, 0, {0}};
+    runw w = {0};
     uint64_t total = 0;
     int64_t exec = 0;
     int rc = -1, got;
+    tdx_rans_enc_init(&w.e);
     if (!x || !h) {
         nomem(err);
         goto out;
@@ -75,29 +223,28 @@ int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsi
             nomem(err);
             goto out;
         }
-        wgroup *w = &groups.v[*slot];
+        wgroup *gr = &groups.v[*slot];
         // NOLINTNEXTLINE(clang-analyzer-core.NullDereference): the push above made groups.v
-        w->count++;
-        w->exec = tdx_wadd(w->exec, g.exec);
+        gr->count++;
+        gr->exec = tdx_wadd(gr->exec, g.exec);
         total++;
         exec = tdx_wadd(exec, g.exec);
         b.n = 0;
-        tdx_gostat_chain solo = {false, 0, 0, 0, t0, tlast};
-        if (tdx_gostat_encode(&b, &g, &solo)) {
+        if (tdx_gostat_encode(&b, &g)) {
             nomem(err);
             goto out;
         }
         if (tdx_xsort_add(x, g.name, (uint64_t)g.id ^ TDX_XSORT_SIGN, b.v, b.n, err)) goto out;
     }
     if (got < 0 || tdx_xsort_rewind(x, err)) goto out;
+    b.n = 0;
     /* Each group's run, to the scratch file, with its checksum. */
     if (groups.n && tdx_scratch_open(&data, beside, err)) goto out;
     tdx_xrec r;
     wgroup *cur = NULL;
-    tdx_gostat_chain ch = {false, 0, 0, 0, t0, tlast};
     while ((got = tdx_xsort_next(x, &r, err)) == 1) {
         if (!cur || r.k1 != cur->name) {
-            if (cur) cur->len = data.len - cur->off, cur->hash = XXH3_64bits_digest(h);
+            if (cur && (close_run(&w, &b, &data, h, cur, err))) goto out;
             uint32_t gi = tdx_hmap_get(&by_name, r.k1);
             if (gi == TDX_HMAP_EMPTY || gi >= groups.n || !groups.v) {
                 tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "goroutine statistics: a sorted name is new");
@@ -105,29 +252,25 @@ int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsi
             }
             cur = &groups.v[gi];
             cur->off = data.len;
-            ch = (tdx_gostat_chain){false, 0, 0, 0, t0, tlast};
+            chain_reset(&w.ch, t0, tlast);
             if (XXH3_64bits_reset(h) != XXH_OK) {
                 nomem(err);
                 goto out;
             }
         }
         const uint8_t *rp = r.p;
-        tdx_gostat_chain solo = {false, 0, 0, 0, t0, tlast};
-        if (tdx_gostat_decode(&rp, r.p + r.n, &solo, UINT32_MAX, &g, &kv)) {
+        if (tdx_gostat_decode(&rp, r.p + r.n, UINT32_MAX, &g, &kv)) {
             tdx_errf(err, TDX_EIO, TDX_NO_OFFSET,
                      "goroutine statistics: a sorted record is damaged");
             goto out;
         }
-        b.n = 0;
-        if (tdx_gostat_encode(&b, &g, &ch)) {
+        if (run_put(&w, &g) || (w.nrec == BLOCK_RECS && run_flush(&w, &b))) {
             nomem(err);
             goto out;
         }
-        if (tdx_scratch_put(&data, b.v, b.n, err)) goto out;
-        XXH3_64bits_update(h, b.v, b.n);
+        if (drain(&b, &data, h, err)) goto out;
     }
-    if (got < 0) goto out;
-    if (cur) cur->len = data.len - cur->off, cur->hash = XXH3_64bits_digest(h);
+    if (got < 0 || (cur && close_run(&w, &b, &data, h, cur, err))) goto out;
     if (groups.n) qsort_r(groups.v, groups.n, sizeof *groups.v, wgroup_cmp, s);
     /* The head: header, strings, table, its checksum. */
     b.n = 0;
@@ -151,13 +294,13 @@ int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsi
     }
     for (size_t i = 0; i < groups.n; i++) {
         uint8_t e[T_SIZE];
-        const wgroup *w = &groups.v[i];
-        tdx_le64(e + T_NAME, w->name);
-        tdx_le64(e + T_COUNT, w->count);
-        tdx_le64(e + T_EXEC, (uint64_t)w->exec);
-        tdx_le64(e + T_OFF, w->off);
-        tdx_le64(e + T_LEN, w->len);
-        tdx_le64(e + T_HASH, w->hash);
+        const wgroup *gr = &groups.v[i];
+        tdx_le64(e + T_NAME, gr->name);
+        tdx_le64(e + T_COUNT, gr->count);
+        tdx_le64(e + T_EXEC, (uint64_t)gr->exec);
+        tdx_le64(e + T_OFF, gr->off);
+        tdx_le64(e + T_LEN, gr->len);
+        tdx_le64(e + T_HASH, gr->hash);
         bad |= tdx_buf_append(&b, e, sizeof e);
     }
     uint8_t tail[8];
@@ -171,6 +314,9 @@ int tdx_gsindex_write(tdx_gostats *s, const char *beside, size_t budget, tdx_gsi
     if (groups.n && tdx_scratch_copy(&data, put, ctx, err)) goto out;
     rc = 0;
 out:
+    tdx_rans_enc_free(&w.e);
+    tdx_vec_free(&w.coded);
+    chain_free(&w.ch);
     tdx_scratch_close(&data);
     tdx_xsort_free(x);
     XXH3_freeState(h);
@@ -192,6 +338,9 @@ static int corrupt(const tdx_gsindex *x, uint64_t at, const char *what, tdx_err 
 void tdx_gsindex_free(tdx_gsindex *x) {
     tdx_vec_free(&x->strs);
     tdx_vec_free(&x->kv);
+    tdx_vec_free(&x->keys[0]);
+    tdx_vec_free(&x->keys[1]);
+    tdx_rans_dec_free(&x->dec);
     memset(x, 0, sizeof *x);
 }
 
@@ -213,16 +362,24 @@ static bool names_unique(const tdx_gsindex *x) {
     return ok;
 }
 
-int tdx_gsindex_open(tdx_gsindex *x, const uint8_t *p, size_t n, uint64_t base, tdx_err *err) {
-    memset(x, 0, sizeof *x);
-    x->p = p;
-    x->n = n;
-    x->base = base;
-    if (n < GH_SIZE + 8 || memcmp(p, MAGIC, 8) != 0) return corrupt(x, 0, "header", err);
+/* The head's length, when its checksum holds (0 otherwise). */
+static uint64_t head_len(const uint8_t *p, size_t n) {
+    if (n < GH_SIZE + 8) return 0;
     uint64_t head = tdx_rd64(p + GH_HEADLEN);
     if (head < GH_SIZE + 8 || head > n ||
         XXH3_64bits(p, (size_t)head - 8) != tdx_rd64(p + head - 8))
-        return corrupt(x, 0, "header", err);
+        return 0;
+    return head;
+}
+
+int tdx_gsindex_open(tdx_gsindex *x, const uint8_t *p, size_t n, uint64_t base, tdx_err *err) {
+    memset(x, 0, sizeof *x);
+    tdx_rans_dec_init(&x->dec);
+    x->p = p;
+    x->n = n;
+    x->base = base;
+    uint64_t head = head_len(p, n);
+    if (!head || memcmp(p, MAGIC, 8) != 0) return corrupt(x, 0, "header", err);
     x->goroutines = tdx_rd64(p + GH_GOROUTINES);
     x->exec = (int64_t)tdx_rd64(p + GH_EXEC);
     x->t0 = (int64_t)tdx_rd64(p + GH_T0);
@@ -293,8 +450,100 @@ int tdx_gsindex_begin(tdx_gsindex *x, uint64_t i, tdx_err *err) {
     x->left = tdx_rd64(e + T_COUNT);
     x->want_exec = (int64_t)tdx_rd64(e + T_EXEC);
     x->run_exec = 0;
-    x->ch = (tdx_gostat_chain){false, 0, 0, 0, x->t0, x->tlast};
+    x->block = run;
+    x->bleft = x->vleft = 0;
+    x->bad = false;
+    x->any = false;
+    x->id = x->creation = 0;
+    x->pc = 0;
+    x->keys[0].n = x->keys[1].n = 0;
     return 0;
+}
+
+/* The next value of the block, of field f (0, and the run marked bad, past its values). */
+static uint64_t get(tdx_gsindex *x, int f) {
+    if (x->vleft == 0) {
+        x->bad = true;
+        return 0;
+    }
+    x->vleft--;
+    uint64_t v = tdx_rans_get_uint(&x->dec, f & (TDX_RANS_LANES - 1), (uint32_t)f);
+    if (x->dec.bad) x->bad = true;
+    return v;
+}
+
+/* Starts the run's next block (its records, values and coded length, then the coded bytes). */
+static bool next_block(tdx_gsindex *x) {
+    uint64_t nrec, nvals, len;
+    const uint8_t *p = x->rp;
+    int k1 = tdx_uvarint(p, x->rend, &nrec);
+    if (k1 < 0) return false;
+    p += k1;
+    int k2 = tdx_uvarint(p, x->rend, &nvals);
+    if (k2 < 0) return false;
+    p += k2;
+    int k3 = tdx_uvarint(p, x->rend, &len);
+    if (k3 < 0) return false;
+    p += k3;
+    if (nrec == 0 || nrec > BLOCK_RECS || nrec > x->left || len > (uint64_t)(x->rend - p) ||
+        tdx_rans_dec_start(&x->dec, R_COUNT, p, (size_t)len))
+        return false;
+    x->block = x->rp;
+    x->rp = p + len;
+    x->bleft = nrec;
+    x->vleft = nvals;
+    return true;
+}
+
+/* A map's entries (count, then key code and value each) into x->kv, keys up to nstr. */
+static void get_kvs(tdx_gsindex *x, int f, int m, uint64_t nstr) {
+    uint64_t n = get(x, f);
+    if (x->bad || n > x->vleft / 2 || tdx_vec_reserve(&x->kv, x->kv.n + (size_t)n) ||
+        tdx_vec_reserve(&x->keys[m], (size_t)n)) {
+        x->bad = true;
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t code = get(x, f + 1), key = code - 1;
+        if (code == 0 && i < x->keys[m].n) key = x->keys[m].v[i];
+        if (x->bad || (code == 0 && i >= x->keys[m].n) || key > nstr) {
+            x->bad = true;
+            return;
+        }
+        x->kv.v[x->kv.n++] = (tdx_gostat_kv){(uint32_t)key, (int64_t)get(x, f + 2)};
+        x->keys[m].v[i] = (uint32_t)key; /* the previous record's entry i is read: replace it */
+    }
+    x->keys[m].n = (size_t)n;
+}
+
+/* Decodes one record of the open block into out (x->bad when malformed). */
+static void get_record(tdx_gsindex *x, tdx_gostat *g) {
+    memset(g, 0, sizeof *g);
+    uint64_t d = get(x, R_ID);
+    g->id = x->any ? (int64_t)((uint64_t)x->id + 1 + d) : tdx_unzigzag(d);
+    uint64_t flags = get(x, R_FLAGS);
+    g->creation = tdx_wadd(x->any ? x->creation : x->t0, tdx_unzigzag(get(x, R_CREATE)));
+    if (flags & 1) g->start = (int64_t)((uint64_t)g->creation + get(x, R_START));
+    if (flags & 2)
+        g->end = (int64_t)((uint64_t)(g->start ? g->start : g->creation) + get(x, R_END));
+    g->total = tdx_wadd(expected_total(g, x->tlast), tdx_unzigzag(get(x, R_TOTAL)));
+    g->exec = (int64_t)get(x, R_EXEC);
+    g->sched = (int64_t)get(x, R_SCHED);
+    g->syscall = (int64_t)get(x, R_SYSCALL);
+    g->syscall_block = (int64_t)get(x, R_SYSBLOCK);
+    g->pc = x->pc + (uint64_t)tdx_unzigzag(get(x, R_PC));
+    /* has start/end and a time 0 would read back as neither */
+    if (flags > 3 || (!!(flags & 1) != (g->start != 0)) || (!!(flags & 2) != (g->end != 0)))
+        x->bad = true;
+    x->kv.n = 0;
+    uint64_t nstr = x->strs.n - 1;
+    get_kvs(x, R_NBLOCK, 0, nstr);
+    size_t nb = x->kv.n;
+    get_kvs(x, R_NRANGE, 1, nstr);
+    g->block = x->kv.v;
+    g->nblock = nb;
+    g->range = x->kv.v + nb;
+    g->nrange = x->kv.n - nb;
 }
 
 int tdx_gsindex_next(tdx_gsindex *x, tdx_gostat *out, tdx_err *err) {
@@ -304,15 +553,18 @@ int tdx_gsindex_next(tdx_gsindex *x, tdx_gostat *out, tdx_err *err) {
             return corrupt(x, (uint64_t)(x->rp - x->p), "a group's total", err);
         return 0;
     }
-    const uint8_t *at = x->rp;
-    bool any = x->ch.any;
-    int64_t prev = x->ch.id;
-    if (tdx_gostat_decode(&x->rp, x->rend, &x->ch, x->strs.n - 1, out, &x->kv))
-        return corrupt(x, (uint64_t)(at - x->p), "a goroutine's record", err);
-    if (any && out->id <= prev)
-        return corrupt(x, (uint64_t)(at - x->p), "goroutine ids out of order", err);
+    if (x->bleft == 0 && !next_block(x))
+        return corrupt(x, (uint64_t)(x->rp - x->p), "a block of goroutines", err);
+    get_record(x, out);
+    if (x->bad) return corrupt(x, (uint64_t)(x->block - x->p), "a goroutine's record", err);
+    if (x->any && out->id <= x->id)
+        return corrupt(x, (uint64_t)(x->block - x->p), "goroutine ids out of order", err);
+    x->any = true, x->id = out->id, x->creation = out->creation, x->pc = out->pc;
     x->run_exec = tdx_wadd(x->run_exec, out->exec);
     x->left--;
+    /* every value of a finished block was read, and nothing else was there */
+    if (--x->bleft == 0 && (x->vleft != 0 || !tdx_rans_dec_ok(&x->dec)))
+        return corrupt(x, (uint64_t)(x->block - x->p), "a block of goroutines", err);
     return 1;
 }
 

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/mem.h"
 #include "index/gostats.h"
+#include "index/rans.h"
 
 /* Receives the section's bytes in order. */
 typedef int (*tdx_gsindex_put)(void *ctx, const void *p, size_t n, tdx_err *err);
@@ -41,7 +42,16 @@ typedef struct tdx_gsindex {
     const uint8_t *rp, *rend;
     uint64_t left;
     int64_t want_exec, run_exec; /* the group's execution time, and the sum of the run's so far */
-    tdx_gostat_chain ch;         /* what the run's next record is coded against */
+    /* its block being read */
+    tdx_rans_dec dec;
+    const uint8_t *block;  /* where it begins (for messages) */
+    uint64_t bleft, vleft; /* its records and values not read yet */
+    bool bad;
+    /* what the next record is coded against: the previous one, its maps' keys */
+    bool any;
+    int64_t id, creation;
+    uint64_t pc;
+    TDX_VEC(uint32_t) keys[2];
     tdx_gostat_kvvec kv;
 } tdx_gsindex;
 

@@ -361,8 +361,8 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
     for (uint32_t i = 0; i < tcount; i++) {
         const uint8_t *r = h + toff + (size_t)i * TDX_IDX_SECTION_SIZE;
         uint32_t kind = tdx_rd32(r);
-        if (kind == 0 || kind >= TDX_SEC_COUNT_)
-            continue; /* unknown kinds are skipped (newer minor) */
+        if (kind == 0 || kind == TDX_SEC_GSTATS1 || kind >= TDX_SEC_COUNT_)
+            continue; /* unknown kinds are skipped (newer minor), and retired ones */
         tdx_isection s = {
             kind, tdx_rd32(r + 4), tdx_rd64(r + 8), tdx_rd64(r + 16), tdx_rd64(r + 24), true};
         if (s.off > ix->size || s.len > ix->size - s.off) {

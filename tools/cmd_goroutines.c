@@ -34,12 +34,13 @@ static const char goroutines_help[] =
     "                 to an unnamed scratch file in TMPDIR (suffixes k, M, G; default 16M)\n"
     "  --quiet        no progress on stderr (shown when it is a terminal)\n\n"
     "The statistics come from every event, as Go's summary does. An INDEX holds them (its\n"
-    "GSTATS section; one built before traceidx stored them is read by decoding its events); a\n"
-    "TRACE is read as validate reads it. A damaged TRACE is an error: go tool trace summarizes\n"
-    "the events before the damage, and so does `goroutines` of the index `build --partial`\n"
-    "makes. Where go tool trace's order depends on Go map iteration (ties), goroutines go by id\n"
-    "and groups by name. Where Go's summary would crash (a range begun on a goroutine after it\n"
-    "blocked forever), the event is counted as any other.\n";
+    "GSTATS section; one built before traceidx stored them, or stored them in their first\n"
+    "layout, is read by decoding its events); a TRACE is read as validate reads it. A damaged\n"
+    "TRACE is an error: go tool trace summarizes the events before the damage, and so does\n"
+    "`goroutines` of the index `build --partial` makes. Where go tool trace's order depends on\n"
+    "Go map iteration (ties), goroutines go by id and groups by name. Where Go's summary would\n"
+    "crash (a range begun on a goroutine after it blocked forever), the event is counted as any\n"
+    "other.\n";
 
 #define FIXED_COLS 5
 static const char *const fixed_cols[FIXED_COLS] = {"Execution time", "Sched wait time",
@@ -657,9 +658,9 @@ int cmd_goroutines(int argc, char **argv) {
             }
         } else {
             fprintf(stderr,
-                    "traceidx: %s: the index holds no goroutine statistics (it was built before "
-                    "traceidx stored them); computing them from its events (a new build has "
-                    "them at once)\n",
+                    "traceidx: %s: the index holds no goroutine statistics this traceidx reads "
+                    "(an earlier one built it); computing them from its events (a new build "
+                    "has them at once)\n",
                     path);
         }
     }

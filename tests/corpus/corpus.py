@@ -277,7 +277,7 @@ def check_corrupt(tdx, name, tmp):
         if kind <= 7:
             expect_error(tdx, [tdx, "dump", "--events", bad], ["corrupt", "rebuild"], what)
         # goroutines reads GSTATS' table, then a group's run: one of them finds the damage.
-        if kind == 20:
+        if kind == 21:
             listing = run([tdx, "goroutines", "--json", good], ok=True)
             names = [g["name"] for g in json.loads(listing.stdout)["groups"]]
             errs = []

@@ -20,7 +20,8 @@ import tempfile
 from common import TESTDATA, Sealed, fail, run
 
 TDX, TRACEGEN, OURS = sys.argv[1], sys.argv[2], sys.argv[3]
-GSTATS = 20
+GSTATS = 21
+GSTATS1 = 20  # the retired kind of GSTATS' first layout
 FIXED = ["Execution time", "Sched wait time", "Syscall execution time", "Block time (syscall)",
          "Unknown time"]
 
@@ -176,9 +177,10 @@ def check_same(label, trace, tmp, budgets=("1",)):
 
 
 def old_index(idx, tmp):
-    """Rewrites idx as an index built before GSTATS existed: its section record renamed to a kind
-    this reader skips, the checksums re-sealed. goroutines then computes from the events (and
-    says so). False when libxxhash cannot be loaded."""
+    """Rewrites idx as an index built before GSTATS existed, or with GSTATS' first layout: its
+    section record renamed to the retired kind 20, which readers skip, the checksums re-sealed.
+    goroutines then computes from the events (and says so), info --verify passes. False when
+    libxxhash cannot be loaded."""
     import struct
     sx = Sealed.load(idx)
     if not sx:
@@ -186,20 +188,21 @@ def old_index(idx, tmp):
         return False
     b = bytearray(sx.data)
     row = sx.secs[GSTATS][0]
-    struct.pack_into("<I", b, sx.toff + 32 * row, 1000)
+    struct.pack_into("<I", b, sx.toff + 32 * row, GSTATS1)
     sx.reseal(b, GSTATS)
     with open(idx, "wb") as f:
         f.write(bytes(b))
     p = run([TDX, "goroutines", idx], ok=True)
     if b"holds no goroutine statistics" not in p.stderr:
         fail("goroutines of an index without GSTATS: no note on stderr: %s" % p.stderr)
+    run([TDX, "info", "--verify", idx], ok=True)
     return True
 
 
 def check_crafted(tmp):
     """GSTATS altered under re-sealed checksums (its own head hash too): a last event time that
-    is not META's (every total would shift) and a group name given twice (--name would find only
-    one) are refused by goroutines and by info --verify alike."""
+    is not META's (every total would shift), a group name given twice (--name would find only
+    one) and an unknown magic are refused by goroutines and by info --verify alike."""
     import struct
     idx = os.path.join(tmp, "crafted.tidx")
     run([TDX, "build", os.path.join(OURS, "gostats", "basic.test"), "-o", idx], ok=True)
@@ -229,6 +232,8 @@ def check_crafted(tmp):
     # the groups are "" (2424 ns), main.worker (300), main.sleeper (100): the last one renamed ""
     crafted("a name twice", lambda b: struct.pack_into(
         "<Q", b, table + 48 * (ngroups - 1), struct.unpack_from("<Q", b, table)[0]))
+    crafted("a layout this reader does not know", lambda b: b.__setitem__(
+        slice(off, off + 8), b"TDXGST09"))
 
 
 def check_cli(tmp):

@@ -344,3 +344,133 @@ Test(gostats, many_keys) {
     tdx_gostats_free(s);
     tdx_vec_free(&g.strings);
 }
+
+/* ---- many goroutines: a group's run in several blocks ---- */
+
+typedef struct want {
+    tdx_gostat g;
+    tdx_gostat_kv kv[16];
+} want;
+
+/* Goroutine i: created (main.f, every fifth main.g), then either never run, or run and blocked
+ * up to three times for reasons in an order that turns every 7th i, and then ended or left running;
+ * times grow unevenly, ids with gaps. Syncs now and then; a 4 KiB spill budget. */
+static tdx_gostats *many(int n, tdx_gen *gen) {
+    make_gen(gen);
+    static const char *const more[] = {"select", "sync", "sleep"};
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(tdx_vec_push(&gen->strings,
+                                  ((tdx_str){(const uint8_t *)more[i], (uint32_t)strlen(more[i])})),
+                     0);
+    static const uint32_t reason[4] = {1, 5, 6, 7};
+    tdx_gostats *s = tdx_gostats_new("/tmp/gostats-test.tidx", 4096);
+    cr_assert_not_null(s);
+    tdx_err err;
+    int64_t t = (int64_t)1 << 40;
+    tdx_event e[16];
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        if (i % 1000 == 0) e[k++] = sync_at(t += 7);
+        int64_t id = 1 + 3 * (int64_t)i + i % 2;
+        e[k] = go(TDX_EV_GO_CREATE, t += 1000 + (i * 7919) % 100000, 0, TDX_NO_ID, id, NOTEXIST,
+                  RUNNABLE);
+        e[k++].tstack = i % 5 ? 1 : 2;
+        if (i % 11 != 3) {
+            e[k++] = go(TDX_EV_GO_START, t += i % 50 + 1, 0, TDX_NO_ID, id, RUNNABLE, RUNNING);
+            for (int j = 0; j < i % 4; j++) {
+                e[k] = go(TDX_EV_GO_BLOCK, t += 13, 0, id, id, RUNNING, WAITING);
+                e[k++].str[0] = reason[(i / 7 + j) % 4];
+                e[k++] = go(TDX_EV_GO_UNBLOCK, t += (j + 1) * (i % 1000 + 1), 0, TDX_NO_ID, id,
+                            WAITING, RUNNABLE);
+                e[k++] = go(TDX_EV_GO_START, t += 3, 0, TDX_NO_ID, id, RUNNABLE, RUNNING);
+            }
+            if (i % 3) e[k++] = go(TDX_EV_GO_DESTROY, t += 5, 0, id, id, RUNNING, NOTEXIST);
+        }
+        for (int j = 0; j < k; j++)
+            cr_assert_eq(tdx_gostats_event(s, &e[j], gen, &err), 0, "%s", err.msg);
+    }
+    e[0] = sync_at(t + 1);
+    cr_assert_eq(tdx_gostats_event(s, &e[0], gen, &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
+    return s;
+}
+
+static void same(const tdx_gostat *a, const want *w) {
+    const tdx_gostat *b = &w->g;
+    cr_assert(a->id == b->id && a->pc == b->pc && a->creation == b->creation &&
+                  a->start == b->start && a->end == b->end,
+              "goroutine %lld", (long long)b->id);
+    cr_assert(a->exec == b->exec && a->sched == b->sched && a->syscall == b->syscall &&
+                  a->syscall_block == b->syscall_block && a->total == b->total,
+              "goroutine %lld", (long long)b->id);
+    cr_assert(a->nblock == b->nblock && a->nrange == b->nrange, "goroutine %lld", (long long)b->id);
+    for (size_t i = 0; i < a->nblock; i++)
+        cr_assert(a->block[i].key == b->block[i].key && a->block[i].ns == b->block[i].ns,
+                  "goroutine %lld reason %zu", (long long)b->id, i);
+    for (size_t i = 0; i < a->nrange; i++)
+        cr_assert(a->range[i].key == b->range[i].key && a->range[i].ns == b->range[i].ns);
+}
+
+Test(gsindex, many_blocks) {
+    enum { N = 9000 }; /* main.f's 7200 goroutines take two blocks */
+    tdx_gen gen;
+    tdx_gostats *s = many(N, &gen);
+    want *w = calloc(N, sizeof *w);
+    cr_assert_not_null(w);
+    tdx_err err;
+    tdx_gostat g;
+    int n = 0, same_key = 0, new_key = 0;
+    while (tdx_gostats_next(s, &g, &err) == 1) {
+        cr_assert_lt(n, N);
+        cr_assert_leq(g.nblock + g.nrange, 16);
+        w[n].g = g;
+        memcpy(w[n].kv, g.block, g.nblock * sizeof *g.block);
+        memcpy(w[n].kv + g.nblock, g.range, g.nrange * sizeof *g.range);
+        w[n].g.block = w[n].kv;
+        w[n].g.range = w[n].kv + g.nblock;
+        if (n && g.nblock && w[n - 1].g.nblock) { /* what a record's keys are coded against */
+            same_key += g.block[0].key == w[n - 1].kv[0].key;
+            new_key += g.block[0].key != w[n - 1].kv[0].key;
+        }
+        n++;
+    }
+    cr_assert_eq(n, N);
+    cr_assert(same_key > 300 && new_key > 300, "keys repeat (%d) and change (%d)", same_key,
+              new_key);
+    cr_assert_eq(tdx_gostats_rewind(s, &err), 0, "%s", err.msg);
+    tdx_buf b = {0};
+    cr_assert_eq(tdx_gsindex_write(s, "/tmp/gostats-test.tidx", 4096, put_buf, &b, &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(tdx_gsindex_verify(b.v, b.n, 0, &err), 0, "%s", err.msg);
+    tdx_gsindex x;
+    cr_assert_eq(tdx_gsindex_open(&x, b.v, b.n, 0, &err), 0, "%s", err.msg);
+    cr_assert_eq(x.ngroups, 2);
+    int seen = 0;
+    for (uint64_t gi = 0; gi < 2; gi++) {
+        cr_assert_eq(tdx_gsindex_begin(&x, gi, &err), 0, "%s", err.msg);
+        int at = 0, got;
+        while ((got = tdx_gsindex_next(&x, &g, &err)) == 1) {
+            while (at < N && w[at].g.id != g.id) at++; /* a run holds its ids in order */
+            cr_assert_lt(at, N, "goroutine %lld", (long long)g.id);
+            same(&g, &w[at]);
+            cr_assert_eq(tdx_gsindex_group(&x, gi).name, w[at].g.name);
+            seen++;
+        }
+        cr_assert_eq(got, 0, "%s", err.msg);
+    }
+    cr_assert_eq(seen, N);
+    tdx_gsindex_free(&x);
+    /* damage anywhere in the runs' blocks, the later ones included, is found */
+    uint8_t *c = malloc(b.n);
+    cr_assert_not_null(c);
+    for (size_t i = 0; i < b.n; i += 251) {
+        memcpy(c, b.v, b.n);
+        c[i] ^= 0x04;
+        cr_assert_neq(tdx_gsindex_verify(c, b.n, 0, &err), 0, "byte %zu flipped unnoticed", i);
+    }
+    free(c);
+    tdx_vec_free(&b);
+    free(w);
+    tdx_gostats_free(s);
+    free_gen(&gen);
+}
