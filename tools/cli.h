@@ -40,6 +40,10 @@ int cli_parse_bytes(const char *s, uint64_t *v);
  * built from this trace (stale indexes are refused): size, header and a sampled hash, or the hash
  * of every byte with full_check. Reports errors itself. */
 int cli_open_index(const char *path, tdx_index *ix, bool full_check);
+/* For a command that can read trace PATH itself: opens PATH.tidx when it is there and was built
+ * from this trace (checked as above, sampled) and returns 1; else 0, saying on stderr why an
+ * index that is there is not used (stale, damaged). */
+int cli_index_beside(const char *path, tdx_index *ix);
 
 /* Parses "-j N" or "-jN" at argv[*i]; returns 1 if it was one (advancing *i), -1 if malformed. */
 int cli_jobs_arg(int argc, char **argv, int *i, int *jobs);

@@ -35,12 +35,13 @@ static const char goroutines_help[] =
     "  --quiet        no progress on stderr (shown when it is a terminal)\n\n"
     "The statistics come from every event, as Go's summary does. An INDEX holds them (its\n"
     "GSTATS section; one built before traceidx stored them, or stored them in their first\n"
-    "layout, is read by decoding its events); a TRACE is read as validate reads it. A damaged\n"
-    "TRACE is an error: go tool trace summarizes the events before the damage, and so does\n"
-    "`goroutines` of the index `build --partial` makes. Where go tool trace's order depends on\n"
-    "Go map iteration (ties), goroutines go by id and groups by name. Where Go's summary would\n"
-    "crash (a range begun on a goroutine after it blocked forever), the event is counted as any\n"
-    "other.\n";
+    "layout, is read by decoding its events). A TRACE whose TRACE.tidx is beside it and was\n"
+    "built from it is answered from that index; any other TRACE is read as validate reads it.\n"
+    "A damaged TRACE is an error: go tool trace summarizes the events before the damage, and\n"
+    "so does `goroutines` of the index `build --partial` makes. Where go tool trace's order\n"
+    "depends on Go map iteration (ties), goroutines go by id and groups by name. Where Go's\n"
+    "summary would crash (a range begun on a goroutine after it blocked forever), the event is\n"
+    "counted as any other.\n";
 
 #define FIXED_COLS 5
 static const char *const fixed_cols[FIXED_COLS] = {"Execution time", "Sched wait time",
@@ -634,8 +635,10 @@ int cmd_goroutines(int argc, char **argv) {
     tdx_err err;
     tdx_err_clear(&err);
     int rc = 0;
-    if (cli_is_index_file(path)) {
-        if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
+    /* A trace whose index is beside it is answered from the index (in milliseconds). */
+    bool is_ix = cli_is_index_file(path);
+    if (is_ix || cli_index_beside(path, &ix)) {
+        if (is_ix && cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
         have_ix = true;
         if (ix.partial) {
             char off[48];

@@ -14,6 +14,7 @@ usage: gostats_test.py TRACEIDX TRACEGEN REPO_TESTDATA
 """
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -263,6 +264,21 @@ def check_cli(tmp):
     if b"the trace is damaged at byte offset" not in p.stderr or \
             json.loads(p.stdout)["goroutines"] != 1:
         fail("goroutines of a partial index: %s %s" % (p.stdout, p.stderr))
+    # A trace with its index beside it is answered from the index: the partial index of the
+    # damaged trace answers where reading the trace fails. Once the trace changes, the stale
+    # index is passed over (with a note) and the trace is read.
+    beside = os.path.join(tmp, "beside.test")
+    shutil.copyfile(dmg, beside)
+    run([TDX, "build", "--partial", beside], ok=True)
+    p = run([TDX, "goroutines", "--json", beside], ok=True)
+    if b"the trace is damaged at byte offset" not in p.stderr or \
+            json.loads(p.stdout)["goroutines"] != 1:
+        fail("goroutines TRACE with its partial index beside it: %s %s" % (p.stdout, p.stderr))
+    shutil.copyfile(t, beside)
+    p = run([TDX, "goroutines", beside], ok=True)
+    if b"not using it" not in p.stderr or b"stale" not in p.stderr or \
+            p.stdout.decode() != out(t):
+        fail("goroutines TRACE with a stale index beside it: %s %s" % (p.stdout, p.stderr))
     bad = os.path.join(tmp, "garbage")
     with open(bad, "wb") as f:
         f.write(b"not a trace at all\n" * 10)

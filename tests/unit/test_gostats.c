@@ -380,8 +380,8 @@ static tdx_gostats *many(int n, tdx_gen *gen) {
             for (int j = 0; j < i % 4; j++) {
                 e[k] = go(TDX_EV_GO_BLOCK, t += 13, 0, id, id, RUNNING, WAITING);
                 e[k++].str[0] = reason[(i / 7 + j) % 4];
-                e[k++] = go(TDX_EV_GO_UNBLOCK, t += (j + 1) * (i % 1000 + 1), 0, TDX_NO_ID, id,
-                            WAITING, RUNNABLE);
+                e[k++] = go(TDX_EV_GO_UNBLOCK, t += (int64_t)(j + 1) * (i % 1000 + 1), 0, TDX_NO_ID,
+                            id, WAITING, RUNNABLE);
                 e[k++] = go(TDX_EV_GO_START, t += 3, 0, TDX_NO_ID, id, RUNNABLE, RUNNING);
             }
             if (i % 3) e[k++] = go(TDX_EV_GO_DESTROY, t += 5, 0, id, id, RUNNING, NOTEXIST);
