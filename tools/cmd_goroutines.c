@@ -10,6 +10,7 @@
 #include "core/quote.h"
 #include "core/varint.h"
 #include "index/gostats.h"
+#include "index/extsort.h"
 #include "index/gsindex.h"
 #include "index/reader.h"
 
@@ -30,8 +31,9 @@ static const char goroutines_help[] =
     "                 a goroutine's \"stats\" and \"ranges\" in the order of \"columns\" and\n"
     "                 \"ranges\")\n"
     "  -j N           threads reading a TRACE (default: number of CPUs)\n"
-    "  --spill-budget BYTES  memory for the records of goroutines that ended before they go\n"
-    "                 to an unnamed scratch file in TMPDIR (suffixes k, M, G; default 16M)\n"
+    "  --spill-budget BYTES  memory for the records of goroutines that ended, and for\n"
+    "                 --name's rows, before they go to unnamed scratch files in TMPDIR\n"
+    "                 (suffixes k, M, G; default 16M each)\n"
     "  --quiet        no progress on stderr (shown when it is a terminal)\n\n"
     "The statistics come from every event, as Go's summary does. An INDEX holds them (its\n"
     "GSTATS section; one built before traceidx stored them, or stored them in their first\n"
@@ -247,37 +249,31 @@ out:
 
 /* ---- one group (/goroutine?name=) ---- */
 
+/* A goroutine of the group, as the tables show it; its column values are the group's `vals`
+ * (one per column) and `rvals` (one per range name). */
 typedef struct row {
     int64_t id, creation, start, end, total;
-    size_t vals;    /* its column values: vals[vals .. vals + ncols) */
-    size_t rvals;   /* its range times: rvals[rvals .. rvals + nrcols) */
     bool has_range; /* a range time sum that is not 0 (Go's HasRangeTime) */
 } row;
 
+/* The group: its columns, then its rows through an external sort (by the --sort column, then
+ * id), so that memory does not grow with the group (3.2 M goroutines in the 4 GiB bench trace's
+ * largest). */
 typedef struct grp {
-    TDX_VEC(row) rows;
-    TDX_VEC(int64_t) vals;
-    TDX_VEC(int64_t) rvals;
     TDX_VEC(tdx_str) cols;   /* Go's order: "Execution time", then by bytes */
     TDX_VEC(uint32_t) rcols; /* range names, by bytes */
     tdx_buf names;           /* the "Block time (reason)" texts */
     TDX_VEC(size_t) name_off;
     int sort_col; /* -1: Total */
+    tdx_xsort *rows;
+    uint64_t nrows;
+    int64_t exec;     /* the group's execution time */
+    size_t *width[2]; /* text: the breakdown's and the special ranges' column widths */
+    /* the row at hand (being added, or read back) */
+    row cur;
+    int64_t *vals, *rvals;
+    tdx_buf pay;
 } grp;
-
-static int row_cmp(const void *pa, const void *pb, void *ctx) {
-    const row *a = pa, *b = pb;
-    const grp *G = ctx;
-    int64_t x, y;
-    if (G->sort_col < 0) {
-        x = a->total, y = b->total;
-    } else {
-        x = G->vals.v[a->vals + (size_t)G->sort_col];
-        y = G->vals.v[b->vals + (size_t)G->sort_col];
-    }
-    if (x != y) return x > y ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
-}
 
 static int col_cmp(const void *pa, const void *pb) {
     tdx_str a = *(const tdx_str *)pa, b = *(const tdx_str *)pb;
@@ -307,50 +303,62 @@ static tdx_str block_label(const source *src, uint32_t r, tdx_buf *buf) {
 }
 
 static void grp_free(grp *G) {
-    tdx_vec_free(&G->rows);
-    tdx_vec_free(&G->vals);
-    tdx_vec_free(&G->rvals);
     tdx_vec_free(&G->cols);
     tdx_vec_free(&G->rcols);
     tdx_vec_free(&G->names);
     tdx_vec_free(&G->name_off);
+    tdx_xsort_free(G->rows);
+    free(G->width[0]);
+    free(G->width[1]);
+    free(G->vals);
+    free(G->rvals);
+    tdx_vec_free(&G->pay);
 }
 
-/* Reads the group's goroutines: two passes over them (the columns, then the values). Computed
- * statistics give every goroutine's execution time on the first pass; stored ones the header.
- * Keys are looked up in hash maps: a crafted index may hold many distinct ones. */
-static int load_group(source *src, grp *G, int64_t *all_exec, tdx_err *err) {
+/* Keys are looked up in hash maps: a crafted index may hold many distinct ones. */
+typedef struct keymaps {
+    tdx_hmap reason_col, range_pos;
+    TDX_VEC(uint32_t) reasons;
+} keymaps;
+
+static void keymaps_free(keymaps *k) {
+    tdx_hmap_free(&k->reason_col);
+    tdx_hmap_free(&k->range_pos);
+    tdx_vec_free(&k->reasons);
+}
+
+/* Pass 1 over the group's goroutines: its columns (every key any of them has), and how many
+ * there are. Computed statistics give every goroutine's execution time on the way; stored ones
+ * the header. */
+static int load_columns(source *src, grp *G, keymaps *K, int64_t *all_exec, tdx_err *err) {
     tdx_gostat g;
     tdx_buf lab = {0};
-    TDX_VEC(uint32_t) reasons = {0};
-    tdx_hmap reason_col = {0}, range_pos = {0};
-    uint64_t members = 0;
     int rc, ins;
     *all_exec = src->stored ? src->gx.exec : 0;
-    if (member_rewind(src, err)) goto fail;
-    /* pass 1: the columns (every key any of the group's goroutines has) */
+    if (member_rewind(src, err)) return -1;
     while ((rc = member_next(src, &g, src->stored ? NULL : all_exec, err)) == 1) {
-        members++;
+        G->nrows++;
         for (size_t i = 0; i < g.nblock; i++) {
-            if (!tdx_hmap_upsert(&reason_col, g.block[i].key, 0, &ins)) goto oom;
-            if (ins && tdx_vec_push(&reasons, g.block[i].key)) goto oom;
+            if (!tdx_hmap_upsert(&K->reason_col, g.block[i].key, 0, &ins)) goto oom;
+            if (ins && tdx_vec_push(&K->reasons, g.block[i].key)) goto oom;
         }
         for (size_t i = 0; i < g.nrange; i++) {
-            if (!tdx_hmap_upsert(&range_pos, g.range[i].key, 0, &ins)) goto oom;
+            if (!tdx_hmap_upsert(&K->range_pos, g.range[i].key, 0, &ins)) goto oom;
             if (ins && tdx_vec_push(&G->rcols, g.range[i].key)) goto oom;
         }
     }
-    if (rc < 0) goto fail;
-    if (!members) goto done;
+    if (rc < 0) return -1;
+    if (!G->nrows) return 0;
     /* the reason texts live in G->names; their tdx_str made once it stops growing */
-    for (size_t k = 0; k < reasons.n; k++) {
-        tdx_str l = block_label(src, reasons.v[k], &lab);
+    for (size_t k = 0; k < K->reasons.n; k++) {
+        tdx_str l = block_label(src, K->reasons.v[k], &lab);
         if (tdx_vec_push(&G->name_off, G->names.n) || tdx_buf_append(&G->names, l.p, l.n)) goto oom;
     }
+    tdx_vec_free(&lab);
     for (int i = 0; i < FIXED_COLS; i++)
         if (tdx_vec_push(&G->cols, cstr(fixed_cols[i]))) goto oom;
-    for (size_t k = 0; k < reasons.n; k++) {
-        size_t a = G->name_off.v[k], b = k + 1 < reasons.n ? G->name_off.v[k + 1] : G->names.n;
+    for (size_t k = 0; k < K->reasons.n; k++) {
+        size_t a = G->name_off.v[k], b = k + 1 < K->reasons.n ? G->name_off.v[k + 1] : G->names.n;
         if (tdx_vec_push(&G->cols, ((tdx_str){G->names.v + a, (uint32_t)(b - a)}))) goto oom;
     }
     /* Go's order, each label once (a reason "syscall" shares Block time (syscall)) */
@@ -359,65 +367,140 @@ static int load_group(source *src, grp *G, int64_t *all_exec, tdx_err *err) {
     for (size_t i = 0; i < G->cols.n; i++)
         if (!u || tdx_str_cmp(G->cols.v[u - 1], G->cols.v[i])) G->cols.v[u++] = G->cols.v[i];
     G->cols.n = u;
-    for (size_t k = 0; k < reasons.n; k++) {
-        size_t a = G->name_off.v[k], b = k + 1 < reasons.n ? G->name_off.v[k + 1] : G->names.n;
+    for (size_t k = 0; k < K->reasons.n; k++) {
+        size_t a = G->name_off.v[k], b = k + 1 < K->reasons.n ? G->name_off.v[k + 1] : G->names.n;
         int c = col_index(G, (tdx_str){G->names.v + a, (uint32_t)(b - a)});
-        if (c < 0 || tdx_hmap_put(&reason_col, reasons.v[k], (uint32_t)c)) goto oom;
+        if (c < 0 || tdx_hmap_put(&K->reason_col, K->reasons.v[k], (uint32_t)c)) goto oom;
     }
     if (G->rcols.n) qsort_r(G->rcols.v, G->rcols.n, sizeof *G->rcols.v, rcol_cmp, src);
     for (size_t k = 0; k < G->rcols.n; k++)
-        if (tdx_hmap_put(&range_pos, G->rcols.v[k], (uint32_t)k)) goto oom;
-    /* pass 2: the values */
-    if (member_rewind(src, err)) goto fail;
+        if (tdx_hmap_put(&K->range_pos, G->rcols.v[k], (uint32_t)k)) goto oom;
+    /* the row at hand (at least one value each, so that calloc never gets 0) */
+    if (!(G->vals = calloc(G->cols.n, sizeof *G->vals)) ||
+        !(G->rvals = calloc(G->rcols.n + 1, sizeof *G->rvals)))
+        goto oom;
+    return 0;
+oom:
+    tdx_vec_free(&lab);
+    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+}
+
+/* One of group_text's two tables: the breakdown (ranges false) or the special ranges. */
+static size_t table_cols(const grp *G, bool ranges) {
+    return 2 + (ranges ? G->rcols.n : G->cols.n);
+}
+
+static tdx_str table_head(const source *src, const grp *G, bool ranges, size_t c) {
+    if (c < 2) return cstr(c ? "Total" : "Goroutine");
+    return ranges ? src_str(src, G->rcols.v[c - 2]) : G->cols.v[c - 2];
+}
+
+/* Cell c of the row at hand into buf (64 bytes); false when the table leaves the row out (a
+ * goroutine with no range time in the special ranges). */
+static bool table_cell(const grp *G, bool ranges, size_t c, char *buf) {
+    if (ranges && !G->cur.has_range) return false;
+    if (c == 0)
+        snprintf(buf, 64, "%" PRId64, G->cur.id);
+    else if (c == 1)
+        put_dur(buf, 64, G->cur.total);
+    else
+        put_dur(buf, 64, ranges ? G->rvals[c - 2] : G->vals[c - 2]);
+    return true;
+}
+
+/* Widens the text tables' columns to the row at hand's cells: they are formatted twice
+ * (measured here, printed later) rather than kept. */
+static void measure_row(grp *G) {
+    char cell[64];
+    for (int t = 0; t < 2; t++)
+        for (size_t c = 0; c < table_cols(G, t) && table_cell(G, t, c, cell); c++)
+            if (strlen(cell) > G->width[t][c]) G->width[t][c] = strlen(cell);
+}
+
+/* Pass 2: each goroutine's column values, into the sort (keyed by the --sort column, largest
+ * first, then by id) and, for text, the columns' widths. */
+static int load_rows(source *src, grp *G, keymaps *K, bool text, const char *beside, size_t budget,
+                     tdx_err *err) {
+    if (!(G->rows = tdx_xsort_new(beside, budget)))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    for (int t = 0; text && t < 2; t++) {
+        size_t nc = table_cols(G, t);
+        if (!(G->width[t] = calloc(nc, sizeof *G->width[t])))
+            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        /* a long label (a crafted name) is printed whole but does not widen its column */
+        for (size_t c = 0; c < nc; c++) {
+            size_t l = table_head(src, G, t, c).n;
+            G->width[t][c] = l < 48 ? l : 48;
+        }
+    }
     int ci[FIXED_COLS];
     for (int i = 0; i < FIXED_COLS; i++) ci[i] = col_index(G, cstr(fixed_cols[i]));
+    if (member_rewind(src, err)) return -1;
+    tdx_gostat g;
+    int rc;
     while ((rc = member_next(src, &g, NULL, err)) == 1) {
-        row r = {g.id, g.creation, g.start, g.end, g.total, G->vals.n, G->rvals.n, false};
-        if (tdx_vec_reserve(&G->vals, G->vals.n + G->cols.n) ||
-            tdx_vec_reserve(&G->rvals, G->rvals.n + G->rcols.n))
-            goto oom;
-        int64_t *v = G->vals.v + r.vals;
-        int64_t *rv = G->rcols.n ? G->rvals.v + r.rvals : NULL; /* (no ranges: no storage) */
+        int64_t *v = G->vals, *rv = G->rvals;
         memset(v, 0, G->cols.n * sizeof *v);
-        if (rv) memset(rv, 0, G->rcols.n * sizeof *rv);
-        G->vals.n += G->cols.n;
-        G->rvals.n += G->rcols.n;
+        memset(rv, 0, G->rcols.n * sizeof *rv);
         int64_t fixed[FIXED_COLS] = {g.exec, g.sched, g.syscall, g.syscall_block,
                                      tdx_gostat_unknown(&g)};
         for (int i = 0; i < FIXED_COLS; i++) v[ci[i]] = tdx_wadd(v[ci[i]], fixed[i]);
         /* Go adds each reason's time to its label's value */
         for (size_t i = 0; i < g.nblock; i++) {
-            uint32_t c = tdx_hmap_get(&reason_col, g.block[i].key);
+            uint32_t c = tdx_hmap_get(&K->reason_col, g.block[i].key);
             if (c < G->cols.n) v[c] = tdx_wadd(v[c], g.block[i].ns);
         }
         int64_t rsum = 0;
         for (size_t i = 0; i < g.nrange; i++) {
-            uint32_t k = tdx_hmap_get(&range_pos, g.range[i].key);
+            uint32_t k = tdx_hmap_get(&K->range_pos, g.range[i].key);
             rsum = tdx_wadd(rsum, g.range[i].ns);
             if (k < G->rcols.n) rv[k] = tdx_wadd(rv[k], g.range[i].ns);
         }
-        r.has_range = rsum != 0;
-        if (tdx_vec_push(&G->rows, r)) goto oom;
+        G->cur = (row){g.id, g.creation, g.start, g.end, g.total, rsum != 0};
+        G->exec = tdx_wadd(G->exec, v[ci[0]]);
+        if (text) measure_row(G);
+        /* the row's bytes: its fields, then its values, as zigzag varints */
+        tdx_buf *b = &G->pay;
+        b->n = 0;
+        int bad = 0;
+        int64_t head[6] = {g.id, g.creation, g.start, g.end, g.total, rsum != 0};
+        for (int i = 0; i < 6; i++) bad |= tdx_buf_uvarint(b, tdx_zigzag(head[i]));
+        for (size_t c = 0; c < G->cols.n; c++) bad |= tdx_buf_uvarint(b, tdx_zigzag(v[c]));
+        for (size_t c = 0; c < G->rcols.n; c++) bad |= tdx_buf_uvarint(b, tdx_zigzag(rv[c]));
+        if (bad) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        int64_t key = G->sort_col < 0 ? g.total : v[G->sort_col];
+        if (tdx_xsort_add(G->rows, ~((uint64_t)key ^ TDX_XSORT_SIGN),
+                          (uint64_t)g.id ^ TDX_XSORT_SIGN, b->v, b->n, err))
+            return -1;
     }
-    if (rc < 0) goto fail;
-done:
-    tdx_vec_free(&reasons);
-    tdx_vec_free(&lab);
-    tdx_hmap_free(&reason_col);
-    tdx_hmap_free(&range_pos);
-    return 0;
-oom:
-    tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-fail:
-    tdx_vec_free(&reasons);
-    tdx_vec_free(&lab);
-    tdx_hmap_free(&reason_col);
-    tdx_hmap_free(&range_pos);
-    return -1;
+    return rc < 0 ? -1 : 0;
 }
 
-static int64_t row_range(const grp *G, const row *r, size_t c) {
-    return G->rvals.v[r->rvals + c];
+/* The next row in display order into G->cur, G->vals and G->rvals: 1, 0 after the last, -1. */
+static int next_row(grp *G, tdx_err *err) {
+    tdx_xrec r;
+    int rc = tdx_xsort_next(G->rows, &r, err);
+    if (rc != 1) return rc;
+    const uint8_t *p = r.p, *end = r.p + r.n;
+    int64_t head[6];
+    bool bad = false;
+    for (size_t i = 0; i < 6 + G->cols.n + G->rcols.n && !bad; i++) {
+        uint64_t u = 0;
+        int k = tdx_uvarint(p, end, &u);
+        bad = k < 0;
+        p += bad ? 0 : k;
+        int64_t x = tdx_unzigzag(u);
+        if (i < 6)
+            head[i] = x;
+        else if (i < 6 + G->cols.n)
+            G->vals[i - 6] = x;
+        else
+            G->rvals[i - 6 - G->cols.n] = x;
+    }
+    if (bad || p != end)
+        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "goroutines: a sorted row is damaged");
+    G->cur = (row){head[0], head[1], head[2], head[3], head[4], head[5] != 0};
+    return 1;
 }
 
 static void put_time(tdx_buf *o, const char *key, int64_t t, int64_t t0, bool never) {
@@ -427,13 +510,18 @@ static void put_time(tdx_buf *o, const char *key, int64_t t, int64_t t0, bool ne
         tdx_buf_printf(o, ", \"%s\": %" PRId64, key, tdx_wsub(t, t0));
 }
 
-static int group_json(const source *src, const grp *G, tdx_str name, const char *pct) {
+/* The rows, in display order (the sort reads them again from the first). */
+static int rows_rewind(grp *G, tdx_err *err) {
+    return tdx_xsort_rewind(G->rows, err);
+}
+
+static int group_json(const source *src, grp *G, tdx_str name, const char *pct, tdx_err *err) {
     tdx_buf o = {0};
     int64_t t0 = src->stored ? src->gx.t0 : tdx_gostats_first_time(src->gs);
     tdx_buf_printf(&o, "{\"name\": ");
     put_json_str(&o, name);
-    tdx_buf_printf(&o, ", \"count\": %zu, \"exec_percent\": \"%s\", \"columns\": [", G->rows.n,
-                   pct);
+    tdx_buf_printf(&o, ", \"count\": %" PRIu64 ", \"exec_percent\": \"%s\", \"columns\": [",
+                   G->nrows, pct);
     for (size_t c = 0; c < G->cols.n; c++) {
         if (c) tdx_buf_printf(&o, ", ");
         put_json_str(&o, G->cols.v[c]);
@@ -444,9 +532,9 @@ static int group_json(const source *src, const grp *G, tdx_str name, const char 
         put_json_str(&o, src_str(src, G->rcols.v[c]));
     }
     tdx_buf_printf(&o, "], \"goroutines\": [");
-    int rc = 0;
-    for (size_t i = 0; i < G->rows.n && !rc; i++) {
-        const row *r = &G->rows.v[i];
+    int rc = rows_rewind(G, err), got = 0;
+    for (uint64_t i = 0; !rc && (got = next_row(G, err)) == 1; i++) {
+        const row *r = &G->cur;
         tdx_buf_printf(&o, "%s\n{\"id\": %" PRId64 ", \"total_ns\": %" PRId64, i ? "," : "", r->id,
                        r->total);
         put_time(&o, "creation_ns", r->creation, t0, false);
@@ -456,115 +544,81 @@ static int group_json(const source *src, const grp *G, tdx_str name, const char 
          * and two that print alike, from bytes that are not UTF-8, stay apart) */
         tdx_buf_printf(&o, ", \"stats\": [");
         for (size_t c = 0; c < G->cols.n; c++)
-            tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", G->vals.v[r->vals + c]);
+            tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", G->vals[c]);
         tdx_buf_printf(&o, "], \"ranges\": [");
         for (size_t c = 0; c < G->rcols.n; c++)
-            tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", row_range(G, r, c));
+            tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", G->rvals[c]);
         tdx_buf_printf(&o, "]}");
         rc = flush_out(&o, false);
     }
-    tdx_buf_printf(&o, "]}\n");
-    if (flush_out(&o, true)) rc = -1;
+    if (got < 0) rc = -2; /* reported by the caller */
+    if (!rc) {
+        tdx_buf_printf(&o, "]}\n");
+        if (flush_out(&o, true)) rc = -1;
+    }
     tdx_vec_free(&o);
     return rc;
 }
 
-/* One of group_text's two tables: the breakdown (ranges false) or the special ranges. */
-typedef struct table {
-    const source *src;
-    const grp *G;
-    bool ranges;
-} table;
-
-static size_t table_cols(const table *t) {
-    return 2 + (t->ranges ? t->G->rcols.n : t->G->cols.n);
-}
-
-static tdx_str table_head(const table *t, size_t c) {
-    if (c < 2) return cstr(c ? "Total" : "Goroutine");
-    return t->ranges ? src_str(t->src, t->G->rcols.v[c - 2]) : t->G->cols.v[c - 2];
-}
-
-/* Cell c of row r into buf (64 bytes); false when the table leaves the row out (a goroutine with
- * no range time in the special ranges). */
-static bool table_cell(const table *t, const row *r, size_t c, char *buf) {
-    if (t->ranges && !r->has_range) return false;
-    if (c == 0)
-        snprintf(buf, 64, "%" PRId64, r->id);
-    else if (c == 1)
-        put_dur(buf, 64, r->total);
-    else
-        put_dur(buf, 64, t->ranges ? row_range(t->G, r, c - 2) : t->G->vals.v[r->vals + c - 2]);
-    return true;
-}
-
-/* Prints the table with columns as wide as their widest cell: the cells are formatted twice
- * (measured, then printed) rather than kept, so memory does not grow with the rows. */
-static int table_text(tdx_buf *o, const table *t) {
-    size_t nc = table_cols(t);
-    size_t *w = calloc(nc, sizeof *w);
-    if (!w) return -1;
-    char cell[64];
-    /* a long label (a crafted name) is printed whole but does not widen its column */
-    for (size_t c = 0; c < nc; c++) w[c] = table_head(t, c).n < 48 ? table_head(t, c).n : 48;
-    for (size_t i = 0; i < t->G->rows.n; i++)
-        for (size_t c = 0; c < nc && table_cell(t, &t->G->rows.v[i], c, cell); c++)
-            if (strlen(cell) > w[c]) w[c] = strlen(cell);
+/* Prints one table, its columns as wide as load_rows measured. */
+static int table_text(tdx_buf *o, const source *src, grp *G, bool ranges, tdx_err *err) {
+    size_t nc = table_cols(G, ranges);
+    const size_t *w = G->width[ranges];
     for (size_t c = 0; c < nc; c++) {
-        tdx_str h = table_head(t, c);
+        tdx_str h = table_head(src, G, ranges, c);
         tdx_buf_printf(o, c ? "  %*.*s" : "%-*.*s", (int)w[c], (int)h.n, (const char *)h.p);
     }
     tdx_buf_printf(o, "\n");
-    int rc = 0;
-    for (size_t i = 0; i < t->G->rows.n && !rc; i++) {
+    char cell[64];
+    int rc = rows_rewind(G, err) ? -2 : 0, got = 0;
+    while (!rc && (got = next_row(G, err)) == 1) {
         size_t c = 0;
-        for (; c < nc && table_cell(t, &t->G->rows.v[i], c, cell); c++)
+        for (; c < nc && table_cell(G, ranges, c, cell); c++)
             tdx_buf_printf(o, c ? "  %*s" : "%-*s", (int)w[c], cell);
         if (c) tdx_buf_printf(o, "\n");
         rc = flush_out(o, false);
     }
-    free(w);
-    return rc;
+    return got < 0 ? -2 : rc;
 }
 
-static int group_text(const source *src, const grp *G, tdx_str name, const char *pct) {
+static int group_text(const source *src, grp *G, tdx_str name, const char *pct, tdx_err *err) {
     tdx_buf o = {0};
     if (name.n)
         tdx_buf_printf(&o, "Goroutine start location: %.*s\n", (int)name.n, (const char *)name.p);
     else
         tdx_buf_printf(&o, "Goroutine start location: (Inactive, no stack trace sampled)\n");
-    tdx_buf_printf(&o, "Count: %zu\n", G->rows.n);
+    tdx_buf_printf(&o, "Count: %" PRIu64 "\n", G->nrows);
     tdx_buf_printf(&o, "Execution time: %s of total program execution time\n\n", pct);
     /* Breakdown: goroutine, total, then the non-overlapping statistics */
-    table t = {src, G, false};
-    int rc = table_text(&o, &t);
+    int rc = table_text(&o, src, G, false, err);
     if (!rc && G->rcols.n) {
         tdx_buf_printf(&o, "\nSpecial ranges (they overlap the times above):\n");
-        t.ranges = true;
-        rc = table_text(&o, &t);
+        rc = table_text(&o, src, G, true, err);
     }
-    if (flush_out(&o, true)) rc = -1;
+    if (!rc && flush_out(&o, true)) rc = -1;
     tdx_vec_free(&o);
     return rc;
 }
 
 static int show_group(source *src, const char *name_arg, const char *sort, bool json,
-                      const char *path, tdx_err *err) {
+                      const char *path, const char *beside, size_t budget, tdx_err *err) {
     grp G;
     memset(&G, 0, sizeof G);
+    keymaps K;
+    memset(&K, 0, sizeof K);
     tdx_str name = cstr(name_arg);
-    int64_t all_exec;
+    int64_t all_exec = 0;
     int rc = -1;
     bool found = !src->stored;
     for (uint64_t i = 0; src->stored && i < src->gx.ngroups && !found; i++)
         if (!tdx_str_cmp(tdx_gsindex_str(&src->gx, tdx_gsindex_group(&src->gx, i).name), name))
             src->group = i, found = true;
     src->want = name;
-    if (found && load_group(src, &G, &all_exec, err)) {
+    if (found && load_columns(src, &G, &K, &all_exec, err)) {
         cli_report(path, err);
         goto out;
     }
-    if (G.rows.n == 0) {
+    if (G.nrows == 0) {
         fprintf(stderr,
                 "traceidx: %s: no goroutine starts at \"%s\" ('traceidx goroutines %s' lists the "
                 "start locations)\n",
@@ -584,15 +638,18 @@ static int show_group(source *src, const char *name_arg, const char *sort, bool 
             goto out;
         }
     }
-    qsort_r(G.rows.v, G.rows.n, sizeof *G.rows.v, row_cmp, &G);
-    int64_t exec = 0;
-    for (size_t i = 0; i < G.rows.n; i++) exec = tdx_wadd(exec, G.vals.v[G.rows.v[i].vals]);
+    if (load_rows(src, &G, &K, !json, beside, budget, err)) {
+        cli_report(path, err);
+        goto out;
+    }
     char pct[48] = "";
-    if (all_exec > 0) snprintf(pct, sizeof pct, "%.2f%%", (double)exec / (double)all_exec * 100);
-    rc = json ? group_json(src, &G, name, pct) : group_text(src, &G, name, pct);
+    if (all_exec > 0) snprintf(pct, sizeof pct, "%.2f%%", (double)G.exec / (double)all_exec * 100);
+    rc = json ? group_json(src, &G, name, pct, err) : group_text(src, &G, name, pct, err);
+    if (rc == -2) cli_report(path, err);
 out:
+    keymaps_free(&K);
     grp_free(&G);
-    return rc;
+    return rc ? -1 : 0;
 }
 
 int cmd_goroutines(int argc, char **argv) {
@@ -667,11 +724,12 @@ int cmd_goroutines(int argc, char **argv) {
                     path);
         }
     }
+    /* Ended goroutines' records, and --name's rows, past the budget go to unnamed scratch
+     * files in TMPDIR. */
+    const char *tmp = getenv("TMPDIR");
+    char beside[4096];
+    snprintf(beside, sizeof beside, "%s/traceidx-scratch", tmp && *tmp ? tmp : "/tmp");
     if (!rc && !src.stored) {
-        /* Ended goroutines' records past the budget go to an unnamed scratch file in TMPDIR. */
-        const char *tmp = getenv("TMPDIR");
-        char beside[4096];
-        snprintf(beside, sizeof beside, "%s/traceidx-scratch", tmp && *tmp ? tmp : "/tmp");
         if (!(src.gs = tdx_gostats_new(beside, (size_t)budget))) {
             fprintf(stderr, "traceidx: out of memory\n");
             rc = -1;
@@ -686,7 +744,7 @@ int cmd_goroutines(int argc, char **argv) {
     }
     if (!rc) {
         if (name) {
-            rc = show_group(&src, name, sort, json, path, &err);
+            rc = show_group(&src, name, sort, json, path, beside, (size_t)budget, &err);
         } else if (show_groups(&src, json, &err)) {
             if (err.kind != TDX_OK) cli_report(path, &err);
             rc = -1;
