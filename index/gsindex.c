@@ -500,8 +500,8 @@ static bool next_block(tdx_gsindex *x) {
  * with a single symbol) cannot make a few bytes claim more. */
 static void get_kvs(tdx_gsindex *x, int f, int m, uint64_t nstr) {
     uint64_t n = get(x, f);
-    if (x->bad || n > x->vleft / 2 || n > nstr + 1 || tdx_vec_reserve(&x->kv, x->kv.n + (size_t)n) ||
-        tdx_vec_reserve(&x->keys[m], (size_t)n)) {
+    if (x->bad || n > x->vleft / 2 || n > nstr + 1 ||
+        tdx_vec_reserve(&x->kv, x->kv.n + (size_t)n) || tdx_vec_reserve(&x->keys[m], (size_t)n)) {
         x->bad = true;
         return;
     }

@@ -1282,6 +1282,45 @@ int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewq
     return rc;
 }
 
+/* ---- the task table, whole ---- */
+
+int tdx_sumindex_tasks(const uint8_t *p, size_t n, uint64_t base, const tdx_vgstore *store,
+                       tdx_sumindex_task_fn fn, void *ctx, tdx_err *err) {
+    rd r;
+    if (rd_open(&r, p, n, base, err)) return -1;
+    r.nstr = tdx_vgstore_nstrings(store);
+    r.nnodes = tdx_vgstore_nnodes(store);
+    tab *t = &r.t[T_TASKS];
+    uint64_t nrec = 0;
+    int rc = 0;
+    for (uint64_t k = 0; k < t->nblocks && !rc; k++) {
+        cur c;
+        rc = cur_open(&r, T_TASKS, k, &c);
+        trec x = {.pt = r.t0}; /* delta chains restart with each block */
+        while (!rc && cur_next(&c)) {
+            if (dec_task(&r, &c, &x, false) || c.bad) {
+                rc = c.bad ? corrupt(&r, c.at) : -1;
+                break;
+            }
+            shape sh;
+            if ((rc = shape_get(&r, T_TSHAPES, x.shape, t->dir, &sh))) break;
+            if ((!x.start.present && sh.a) || (!x.end.present && sh.b)) {
+                rc = corrupt(&r, c.at);
+                break;
+            }
+            x.start.stack = sh.a;
+            x.end.stack = (uint32_t)sh.b;
+            nrec++;
+            if ((rc = fn(ctx, c.key, sh.name, &x.start, &x.end, err))) break;
+        }
+        if (!rc && !cur_done(&c)) rc = corrupt(&r, c.at);
+        cur_close(&c);
+    }
+    if (!rc && nrec != t->nrec) rc = corrupt(&r, r.p + SH_TABLES + (size_t)T_TASKS * TR_SIZE);
+    rd_free(&r);
+    return rc;
+}
+
 /* ---- verification ---- */
 
 /* A task's pieces are checked together (a region's goroutine ref may name a goroutine of an

@@ -45,6 +45,14 @@ int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewq
 struct tdx_index;
 int tdx_sumindex_fields(struct tdx_index *ix, tdx_summary *s, tdx_err *err);
 
+/* Calls fn for every task of the summary, by id: its type (a string id of store, the index's
+ * viewer store), its TaskBegin and TaskEnd (present or not). A non-zero return from fn stops
+ * the walk and is returned. */
+typedef int (*tdx_sumindex_task_fn)(void *ctx, uint64_t id, uint32_t name, const tdx_sumev *start,
+                                    const tdx_sumev *end, tdx_err *err);
+int tdx_sumindex_tasks(const uint8_t *p, size_t n, uint64_t base, const tdx_vgstore *store,
+                       tdx_sumindex_task_fn fn, void *ctx, tdx_err *err);
+
 /* Checks every checksum, the header's fields and the structure of every record; string and
  * stack ids against the viewer store as a query does (NULL: only that they fit 32 bits). */
 int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, const tdx_vgstore *store,

@@ -49,6 +49,9 @@ if "$T" --help | grep -q '^  build'; then
              "traceidx goroutines $OUT/service.tidx --name '$N' | head"
         "$T" goroutines "$OUT/service.tidx" --name "$N" | head -n 10
     fi
+    step "User tasks by type, with their durations (go tool trace's /usertasks page; first lines)" \
+         "traceidx tasks $OUT/service.tidx | head -n 24"
+    "$T" tasks "$OUT/service.tidx" | head -n 24
     G=$(TZ=UTC "$T" dump --events "$OUT/service.trace" | sed -n 's/.*StateTransition.* GoID=\([0-9][0-9]*\) NotExist->Runnable.*/\1/p' | sed -n 100p)
     if [ -n "$G" ]; then
         step "Goroutine $G's view (go tool trace's goid=$G page)" \

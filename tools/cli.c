@@ -207,6 +207,20 @@ void cli_progress_end(cli_progress *p) {
     if (p->enabled) fprintf(stderr, "\r%100s\r", "");
 }
 
+size_t cli_text_width(const char *s, size_t n) {
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) w += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return w;
+}
+
+void cli_pad(tdx_buf *o, const char *s, size_t n, size_t width, bool right_align) {
+    size_t w = cli_text_width(s, n);
+    int fill = w < width ? (int)(width - w) : 0;
+    if (right_align) tdx_buf_printf(o, "%*s", fill, "");
+    tdx_buf_append(o, s, n);
+    if (!right_align) tdx_buf_printf(o, "%*s", fill, "");
+}
+
 void cli_duration(char *buf, size_t cap, int64_t ns) {
     tdx_go_duration(buf, cap, ns);
 }

@@ -103,6 +103,10 @@ void cli_hold_interrupts(void);
 
 /* Formats a nanosecond duration as Go's time.Duration.String() does. */
 void cli_duration(char *buf, size_t cap, int64_t ns);
+/* The columns text takes on a terminal: its UTF-8 characters ("µs" is two bytes, one column). */
+size_t cli_text_width(const char *s, size_t n);
+/* Appends s[0..n) padded with spaces to `width` columns, on the left (right-aligned) or right. */
+void cli_pad(tdx_buf *o, const char *s, size_t n, size_t width, bool right_align);
 
 /* Subcommands. */
 int cmd_text2bin(int argc, char **argv);
@@ -114,5 +118,6 @@ int cmd_info(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_ranges(int argc, char **argv);
 int cmd_goroutines(int argc, char **argv);
+int cmd_tasks(int argc, char **argv);
 
 #endif

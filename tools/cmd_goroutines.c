@@ -220,7 +220,8 @@ static int show_groups(source *src, bool json, tdx_err *err) {
         size_t w = strlen("Start location");
         for (size_t i = 0; i < groups.n; i++) {
             tdx_str n = src_str(src, groups.v[i].name);
-            size_t l = n.n ? n.n : strlen("(Inactive, no stack trace sampled)");
+            size_t l = n.n ? cli_text_width((const char *)n.p, n.n)
+                           : strlen("(Inactive, no stack trace sampled)");
             if (l > w) w = l;
         }
         put_dur(d, sizeof d, exec);
@@ -232,7 +233,7 @@ static int show_groups(source *src, bool json, tdx_err *err) {
             tdx_str n = src_str(src, groups.v[i].name);
             put_dur(d, sizeof d, groups.v[i].exec);
             if (n.n)
-                tdx_buf_printf(&o, "%-*.*s", (int)w, (int)n.n, (const char *)n.p);
+                cli_pad(&o, (const char *)n.p, n.n, w, false);
             else
                 tdx_buf_printf(&o, "%-*s", (int)w, "(Inactive, no stack trace sampled)");
             tdx_buf_printf(&o, "  %10" PRIu64 "  %s\n", groups.v[i].count, d);
@@ -414,7 +415,8 @@ static void measure_row(grp *G) {
     char cell[64];
     for (int t = 0; t < 2; t++)
         for (size_t c = 0; c < table_cols(G, t) && table_cell(G, t, c, cell); c++)
-            if (strlen(cell) > G->width[t][c]) G->width[t][c] = strlen(cell);
+            if (cli_text_width(cell, strlen(cell)) > G->width[t][c])
+                G->width[t][c] = cli_text_width(cell, strlen(cell));
 }
 
 /* Pass 2: each goroutine's column values, into the sort (keyed by the --sort column, largest
@@ -429,7 +431,8 @@ static int load_rows(source *src, grp *G, keymaps *K, bool text, const char *bes
             return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         /* a long label (a crafted name) is printed whole but does not widen its column */
         for (size_t c = 0; c < nc; c++) {
-            size_t l = table_head(src, G, t, c).n;
+            tdx_str h = table_head(src, G, t, c);
+            size_t l = cli_text_width((const char *)h.p, h.n);
             G->width[t][c] = l < 48 ? l : 48;
         }
     }
@@ -482,7 +485,7 @@ static int next_row(grp *G, tdx_err *err) {
     int rc = tdx_xsort_next(G->rows, &r, err);
     if (rc != 1) return rc;
     const uint8_t *p = r.p, *end = r.p + r.n;
-    int64_t head[6];
+    int64_t head[6] = {0};
     bool bad = false;
     for (size_t i = 0; i < 6 + G->cols.n + G->rcols.n && !bad; i++) {
         uint64_t u = 0;
@@ -566,15 +569,18 @@ static int table_text(tdx_buf *o, const source *src, grp *G, bool ranges, tdx_er
     const size_t *w = G->width[ranges];
     for (size_t c = 0; c < nc; c++) {
         tdx_str h = table_head(src, G, ranges, c);
-        tdx_buf_printf(o, c ? "  %*.*s" : "%-*.*s", (int)w[c], (int)h.n, (const char *)h.p);
+        if (c) tdx_buf_printf(o, "  ");
+        cli_pad(o, (const char *)h.p, h.n, w[c], c != 0);
     }
     tdx_buf_printf(o, "\n");
     char cell[64];
     int rc = rows_rewind(G, err) ? -2 : 0, got = 0;
     while (!rc && (got = next_row(G, err)) == 1) {
         size_t c = 0;
-        for (; c < nc && table_cell(G, ranges, c, cell); c++)
-            tdx_buf_printf(o, c ? "  %*s" : "%-*s", (int)w[c], cell);
+        for (; c < nc && table_cell(G, ranges, c, cell); c++) {
+            if (c) tdx_buf_printf(o, "  ");
+            cli_pad(o, cell, strlen(cell), w[c], c != 0);
+        }
         if (c) tdx_buf_printf(o, "\n");
         rc = flush_out(o, false);
     }

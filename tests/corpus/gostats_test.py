@@ -75,6 +75,10 @@ def check_basic(tmp):
                  "main.worker                                  1  300ns"]:
         if line not in text:
             fail("basic: no line %r in\n%s" % (line, text))
+    # the breakdown's rows line up on a terminal ("µs" is one column, two bytes)
+    rows = out(t, "--name", "").split("\n\n")[1].splitlines()
+    if len({len(r) for r in rows}) != 1:
+        fail("basic: --name's columns do not line up:\n%s" % "\n".join(rows))
     # id: (creation, start, end, total, stats, ranges); times since the first event (the Sync
     # at 1 ns); the trace ends with the Sync at 2951 ns
     want = {

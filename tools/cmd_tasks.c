@@ -1,0 +1,334 @@
+/* cmd_tasks.c: `traceidx tasks`: go tool trace's user task pages (/usertasks, /usertask) from
+ * an index's SUMMARY: tasks grouped by type with a histogram of their durations, or one type's
+ * tasks, shortest first. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "core/hmap.h"
+#include "core/quote.h"
+#include "core/varint.h"
+#include "index/extsort.h"
+#include "index/format.h"
+#include "index/reader.h"
+#include "index/sumindex.h"
+#include "index/viewgen_store.h"
+
+static const char tasks_help[] =
+    "usage: traceidx tasks INDEX [--type TYPE] [--json] [--spill-budget BYTES]\n\n"
+    "The user tasks of a trace (runtime/trace.NewTask), as go tool trace's \"User-defined\n"
+    "tasks\" pages show them. Without --type: the task types, each with its count and a\n"
+    "histogram of the durations of its complete tasks (both TaskBegin and TaskEnd in the\n"
+    "trace), five buckets a decade (/usertasks). With --type: that type's tasks, shortest\n"
+    "first, each with its start, duration and id (/usertask?type=TYPE); `traceidx query INDEX\n"
+    "--task ID` then shows one on the timeline.\n\n"
+    "  --type TYPE    one type, as the first table shows it\n"
+    "  --json         the same as JSON (times in ns since the trace's first event)\n"
+    "  --spill-budget BYTES  memory for --type's tasks before they go to an unnamed scratch\n"
+    "                 file in TMPDIR (suffixes k, M, G; default 16M)\n\n"
+    "INDEX may be the trace itself: its TRACE.tidx is used after checking it matches. As in Go,\n"
+    "a task whose begin or end the trace lacks starts at the trace's first event or ends at its\n"
+    "end (the last Sync), is counted but left out of the histogram, and the tasks are those\n"
+    "Go's summary holds: every task id a task, region or log event names (0 is the background\n"
+    "task, of type \"\"). Unlike go tool trace, tasks of equal duration go by id, and a task's\n"
+    "log messages and regions are not listed.\n";
+
+/* ---- Go's TimeHistogram (internal/trace/traceviewer) ---- */
+
+#define NBUCKETS 100 /* ln(2^63) / ln(10^(1/5)) < 95 */
+
+typedef struct histo {
+    uint64_t count, bucket[NBUCKETS];
+    int min, max;
+} histo;
+
+/* Five buckets a decade, computed in doubles as Go computes them. */
+static double log_div(void) {
+    return log(pow(10, 1.0 / 5));
+}
+
+static void histo_add(histo *h, int64_t d) {
+    int b = 0;
+    if (d > 0) b = (int)(log((double)d) / log_div());
+    if (b < 0) b = 0;
+    if (b >= NBUCKETS) b = NBUCKETS - 1;
+    h->bucket[b]++;
+    /* Go's quirk: while the largest bucket is 0, every sample moves the smallest */
+    if (b < h->min || h->max == 0) h->min = b;
+    if (b > h->max) h->max = b;
+    h->count++;
+}
+
+static int64_t bucket_min(int b) {
+    return (int64_t)exp((double)b * log_div());
+}
+
+/* ---- the tasks ---- */
+
+typedef struct ttype {
+    uint32_t name; /* viewer store string id */
+    uint64_t count, complete;
+    histo h;
+} ttype;
+
+typedef struct walk {
+    const tdx_vgstore *store;
+    int64_t t0, tend; /* the trace's first event, and its end (cmd/trace's endTime) */
+    /* all types, or one */
+    TDX_VEC(ttype) types;
+    tdx_hmap by_name;
+    tdx_str want; /* --type */
+    bool one;
+    tdx_xsort *sorted; /* --type: its tasks, by duration then id */
+    uint64_t n, ncomplete;
+    tdx_buf pay;
+} walk;
+
+static int on_task(void *ctx, uint64_t id, uint32_t name, const tdx_sumev *start,
+                   const tdx_sumev *end, tdx_err *err) {
+    walk *w = ctx;
+    bool complete = start->present && end->present;
+    int64_t a = start->present ? start->time : w->t0, b = end->present ? end->time : w->tend;
+    int64_t d = tdx_wsub(b, a);
+    if (w->one) {
+        if (tdx_str_cmp(tdx_vgstore_str(w->store, name), w->want)) return 0;
+        w->n++;
+        w->ncomplete += complete;
+        w->pay.n = 0;
+        if (tdx_buf_uvarint(&w->pay, tdx_zigzag(tdx_wsub(a, w->t0))) ||
+            tdx_buf_uvarint(&w->pay, complete))
+            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        return tdx_xsort_add(w->sorted, (uint64_t)d ^ TDX_XSORT_SIGN, id, w->pay.v, w->pay.n, err);
+    }
+    int ins;
+    uint32_t *slot = tdx_hmap_upsert(&w->by_name, name, (uint32_t)w->types.n, &ins);
+    ttype fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fresh.name = name;
+    if (!slot || (ins && tdx_vec_push(&w->types, fresh)))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    ttype *t = &w->types.v[*slot];
+    // NOLINTNEXTLINE(clang-analyzer-core.NullDereference): the push above made types.v
+    t->count++;
+    w->n++;
+    if (complete) {
+        t->complete++;
+        histo_add(&t->h, d);
+    }
+    return 0;
+}
+
+static int type_cmp(const void *pa, const void *pb, void *ctx) {
+    const walk *w = ctx;
+    return tdx_str_cmp(tdx_vgstore_str(w->store, ((const ttype *)pa)->name),
+                       tdx_vgstore_str(w->store, ((const ttype *)pb)->name));
+}
+
+/* ---- output ---- */
+
+static int flush(tdx_buf *o, bool final) {
+    if (!final && o->n < (1u << 16)) return 0;
+    int rc = o->n && fwrite(o->v, 1, o->n, stdout) != o->n ? -1 : 0;
+    if (!rc && final && fflush(stdout)) rc = -1;
+    if (rc) perror("traceidx: write failed");
+    o->n = 0;
+    return rc;
+}
+
+static void put_quoted(tdx_buf *o, tdx_str s) {
+    tdx_json_quote(o, s.p, s.n);
+}
+
+static int show_types(walk *w, bool json) {
+    if (w->types.n) qsort_r(w->types.v, w->types.n, sizeof *w->types.v, type_cmp, w);
+    tdx_buf o = {0};
+    char d[64];
+    if (json) {
+        tdx_buf_printf(&o, "{\"tasks\": %" PRIu64 ", \"types\": [", w->n);
+        for (size_t i = 0; i < w->types.n; i++) {
+            const ttype *t = &w->types.v[i];
+            tdx_buf_printf(&o, "%s\n{\"type\": ", i ? "," : "");
+            put_quoted(&o, tdx_vgstore_str(w->store, t->name));
+            tdx_buf_printf(&o,
+                           ", \"count\": %" PRIu64 ", \"complete\": %" PRIu64 ", \"histogram\": [",
+                           t->count, t->complete);
+            for (int b = t->h.min; t->h.count && b <= t->h.max; b++)
+                tdx_buf_printf(
+                    &o,
+                    "%s{\"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"count\": %" PRIu64 "}",
+                    b > t->h.min ? ", " : "", bucket_min(b), bucket_min(b + 1), t->h.bucket[b]);
+            tdx_buf_printf(&o, "]}");
+            if (flush(&o, false)) break;
+        }
+        tdx_buf_printf(&o, "]}\n");
+    } else {
+        tdx_buf_printf(&o, "%" PRIu64 " task%s of %zu type%s\n", w->n, w->n == 1 ? "" : "s",
+                       w->types.n, w->types.n == 1 ? "" : "s");
+        for (size_t i = 0; i < w->types.n; i++) {
+            const ttype *t = &w->types.v[i];
+            tdx_str name = tdx_vgstore_str(w->store, t->name);
+            tdx_buf_printf(&o, "\nTask type ");
+            put_quoted(&o, name);
+            tdx_buf_printf(&o, ": %" PRIu64 " task%s, %" PRIu64 " complete\n", t->count,
+                           t->count == 1 ? "" : "s", t->complete);
+            if (!t->h.count) continue;
+            /* Go's rows: smallest to largest bucket, each its lower bound, a bar scaled to the
+             * fullest bucket, the count; then the last bucket's upper bound */
+            tdx_buf_printf(&o, "  Duration distribution (complete tasks):\n");
+            uint64_t most = 0;
+            for (int b = 0; b < NBUCKETS; b++)
+                if (t->h.bucket[b] > most) most = t->h.bucket[b];
+            for (int b = t->h.min; b <= t->h.max + 1; b++) {
+                cli_duration(d, sizeof d, bucket_min(b));
+                tdx_buf_printf(&o, "  ");
+                cli_pad(&o, d, strlen(d), 12, true);
+                if (b <= t->h.max) {
+                    int bar = (int)(t->h.bucket[b] * 40 / most);
+                    tdx_buf_printf(&o, "  %.*s%*s  %" PRIu64, bar,
+                                   "########################################", 40 - bar, "",
+                                   t->h.bucket[b]);
+                }
+                tdx_buf_printf(&o, "\n");
+            }
+            if (flush(&o, false)) break;
+        }
+    }
+    int rc = flush(&o, true);
+    tdx_vec_free(&o);
+    return rc;
+}
+
+static int show_type(walk *w, bool json, const char *index_path, tdx_err *err) {
+    tdx_buf o = {0};
+    char d[64];
+    if (json) {
+        tdx_buf_printf(&o, "{\"type\": ");
+        put_quoted(&o, w->want);
+        tdx_buf_printf(&o, ", \"count\": %" PRIu64 ", \"complete\": %" PRIu64 ", \"tasks\": [",
+                       w->n, w->ncomplete);
+    } else {
+        tdx_buf_printf(&o, "Tasks of type ");
+        put_quoted(&o, w->want);
+        tdx_buf_printf(&o,
+                       ": %" PRIu64 ", %" PRIu64 " complete (`traceidx query %s --task ID` "
+                       "shows one on the timeline)\n\n%14s  %14s  %12s  %s\n",
+                       w->n, w->ncomplete, index_path, "When", "Duration", "Task", "State");
+    }
+    int rc = tdx_xsort_rewind(w->sorted, err), got = 0;
+    tdx_xrec r;
+    for (uint64_t i = 0; !rc && (got = tdx_xsort_next(w->sorted, &r, err)) == 1; i++) {
+        const uint8_t *p = r.p, *end = r.p + r.n;
+        uint64_t start = 0, complete = 0;
+        int k = tdx_uvarint(p, end, &start);
+        if (k < 0 || tdx_uvarint(p + k, end, &complete) < 0) {
+            rc = tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "tasks: a sorted record is damaged");
+            break;
+        }
+        int64_t since = tdx_unzigzag(start), dur = (int64_t)(r.k1 ^ TDX_XSORT_SIGN);
+        if (json) {
+            tdx_buf_printf(&o,
+                           "%s\n{\"id\": %" PRIu64 ", \"start_ns\": %" PRId64
+                           ", \"duration_ns\": %" PRId64 ", \"complete\": %s}",
+                           i ? "," : "", r.k2, since, dur, complete ? "true" : "false");
+        } else {
+            cli_duration(d, sizeof d, dur);
+            /* Go's "%2.9fs": seconds since the trace's first event */
+            tdx_buf_printf(&o, "%13.9fs  ", (double)since / 1e9);
+            cli_pad(&o, d, strlen(d), 14, true);
+            tdx_buf_printf(&o, "  %12" PRIu64 "  %s\n", r.k2, complete ? "complete" : "incomplete");
+        }
+        if (flush(&o, false)) rc = 1;
+    }
+    if (got < 0) rc = -1;
+    if (!rc) {
+        if (json) tdx_buf_printf(&o, "]}\n");
+        if (flush(&o, true)) rc = 1;
+    }
+    tdx_vec_free(&o);
+    return rc;
+}
+
+int cmd_tasks(int argc, char **argv) {
+    const char *path = NULL, *type = NULL;
+    bool json = false;
+    uint64_t budget = 16u << 20;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(tasks_help, stdout);
+            return TDX_EXIT_OK;
+        } else if (!strcmp(argv[i], "--type")) {
+            if (i + 1 >= argc) return cli_usage_error("tasks", "--type needs a value");
+            type = argv[++i];
+        } else if (!strcmp(argv[i], "--spill-budget")) {
+            if (i + 1 >= argc || cli_parse_bytes(argv[i + 1], &budget) || budget > SIZE_MAX / 2)
+                return cli_usage_error("tasks", "--spill-budget needs a byte count");
+            i++;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("tasks", "unknown option %s", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return cli_usage_error("tasks", "unexpected argument %s", argv[i]);
+        }
+    }
+    if (!path) return cli_usage_error("tasks", "need an INDEX");
+    tdx_index ix;
+    if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
+    tdx_err err;
+    tdx_err_clear(&err);
+    tdx_vgstore store;
+    tdx_vgstore_init(&store);
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.store = &store;
+    int rc = -1;
+    uint64_t len, slen;
+    const uint8_t *sp = tdx_index_section(&ix, TDX_SEC_SUMMARY, &slen, &err);
+    const uint8_t *p = sp ? tdx_index_section(&ix, TDX_SEC_VGSTORE, &len, &err) : NULL;
+    tdx_summary fields;
+    memset(&fields, 0, sizeof fields);
+    if (!p || tdx_vgstore_load(&store, p, (size_t)len, &ix.tabs, &err) ||
+        tdx_sumindex_fields(&ix, &fields, &err))
+        goto report;
+    w.t0 = fields.t0;
+    w.tend = fields.valid_end;
+    if (type) {
+        const char *tmp = getenv("TMPDIR");
+        char beside[4096];
+        snprintf(beside, sizeof beside, "%s/traceidx-scratch", tmp && *tmp ? tmp : "/tmp");
+        w.one = true;
+        w.want = (tdx_str){(const uint8_t *)type, (uint32_t)strlen(type)};
+        if (!(w.sorted = tdx_xsort_new(beside, (size_t)budget))) {
+            tdx_errf(&err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+            goto report;
+        }
+    }
+    if (tdx_sumindex_tasks(sp, (size_t)slen, ix.sec[TDX_SEC_SUMMARY].off, &store, on_task, &w,
+                           &err) ||
+        tdx_index_strings_ok(&ix, &err))
+        goto report;
+    if (type && !w.n) {
+        fprintf(stderr,
+                "traceidx: %s: no task of type \"%s\" ('traceidx tasks %s' lists the types)\n",
+                ix.path, type, path);
+        goto out;
+    }
+    int got = type ? show_type(&w, json, path, &err) : show_types(&w, json);
+    if (got < 0) goto report;
+    rc = got ? -1 : 0;
+    goto out;
+report:
+    cli_report(ix.path, &err);
+out:
+    tdx_vec_free(&w.types);
+    tdx_hmap_free(&w.by_name);
+    tdx_vec_free(&w.pay);
+    tdx_xsort_free(w.sorted);
+    tdx_vgstore_free(&store);
+    tdx_index_close(&ix);
+    return rc ? TDX_EXIT_FAIL : TDX_EXIT_OK;
+}
