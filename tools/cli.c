@@ -207,6 +207,15 @@ void cli_progress_end(cli_progress *p) {
     if (p->enabled) fprintf(stderr, "\r%100s\r", "");
 }
 
+int cli_flush_out(tdx_buf *b, bool final) {
+    if (!final && b->n < (1u << 16)) return 0;
+    int rc = b->n && fwrite(b->v, 1, b->n, stdout) != b->n ? -1 : 0;
+    if (!rc && final && fflush(stdout)) rc = -1;
+    if (rc) fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
+    b->n = 0;
+    return rc;
+}
+
 size_t cli_text_width(const char *s, size_t n) {
     size_t w = 0;
     for (size_t i = 0; i < n; i++) w += ((unsigned char)s[i] & 0xc0) != 0x80;

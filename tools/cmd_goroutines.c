@@ -1,6 +1,5 @@
 /* cmd_goroutines.c: `traceidx goroutines`, go tool trace's goroutine analysis (the /goroutines
  * and /goroutine?name= pages) as text or JSON, from a trace or an index. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,16 +145,6 @@ static void put_dur(char *buf, size_t cap, int64_t ns) {
     cli_duration(buf, cap, ns);
 }
 
-/* Writes out and empties buf once it is large; -1 (said on stderr) when stdout refused it. */
-static int flush_out(tdx_buf *b, bool final) {
-    if (!final && b->n < (1u << 16)) return 0;
-    int rc = b->n && fwrite(b->v, 1, b->n, stdout) != b->n ? -1 : 0;
-    if (!rc && final && fflush(stdout)) rc = -1;
-    if (rc) fprintf(stderr, "traceidx: write failed: %s\n", strerror(errno));
-    b->n = 0;
-    return rc;
-}
-
 /* ---- the groups (/goroutines) ---- */
 
 typedef struct group {
@@ -213,7 +202,7 @@ static int show_groups(source *src, bool json, tdx_err *err) {
             put_json_str(&o, src_str(src, groups.v[i].name));
             tdx_buf_printf(&o, ", \"count\": %" PRIu64 ", \"exec_ns\": %" PRId64 "}",
                            groups.v[i].count, groups.v[i].exec);
-            if (flush_out(&o, false)) break;
+            if (cli_flush_out(&o, false)) break;
         }
         tdx_buf_printf(&o, "]}\n");
     } else {
@@ -237,10 +226,10 @@ static int show_groups(source *src, bool json, tdx_err *err) {
             else
                 tdx_buf_printf(&o, "%-*s", (int)w, "(Inactive, no stack trace sampled)");
             tdx_buf_printf(&o, "  %10" PRIu64 "  %s\n", groups.v[i].count, d);
-            if (flush_out(&o, false)) break;
+            if (cli_flush_out(&o, false)) break;
         }
     }
-    if (flush_out(&o, true)) rc = -1;
+    if (cli_flush_out(&o, true)) rc = -1;
     tdx_vec_free(&o);
 out:
     tdx_vec_free(&groups);
@@ -552,12 +541,12 @@ static int group_json(const source *src, grp *G, tdx_str name, const char *pct, 
         for (size_t c = 0; c < G->rcols.n; c++)
             tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", G->rvals[c]);
         tdx_buf_printf(&o, "]}");
-        rc = flush_out(&o, false);
+        rc = cli_flush_out(&o, false);
     }
     if (got < 0) rc = -2; /* reported by the caller */
     if (!rc) {
         tdx_buf_printf(&o, "]}\n");
-        if (flush_out(&o, true)) rc = -1;
+        if (cli_flush_out(&o, true)) rc = -1;
     }
     tdx_vec_free(&o);
     return rc;
@@ -582,7 +571,7 @@ static int table_text(tdx_buf *o, const source *src, grp *G, bool ranges, tdx_er
             cli_pad(o, cell, strlen(cell), w[c], c != 0);
         }
         if (c) tdx_buf_printf(o, "\n");
-        rc = flush_out(o, false);
+        rc = cli_flush_out(o, false);
     }
     return got < 0 ? -2 : rc;
 }
@@ -601,7 +590,7 @@ static int group_text(const source *src, grp *G, tdx_str name, const char *pct, 
         tdx_buf_printf(&o, "\nSpecial ranges (they overlap the times above):\n");
         rc = table_text(&o, src, G, true, err);
     }
-    if (!rc && flush_out(&o, true)) rc = -1;
+    if (!rc && cli_flush_out(&o, true)) rc = -1;
     tdx_vec_free(&o);
     return rc;
 }

@@ -128,23 +128,16 @@ static int type_cmp(const void *pa, const void *pb, void *ctx) {
 
 /* ---- output ---- */
 
-static int flush(tdx_buf *o, bool final) {
-    if (!final && o->n < (1u << 16)) return 0;
-    int rc = o->n && fwrite(o->v, 1, o->n, stdout) != o->n ? -1 : 0;
-    if (!rc && final && fflush(stdout)) rc = -1;
-    if (rc) perror("traceidx: write failed");
-    o->n = 0;
-    return rc;
-}
-
 static void put_quoted(tdx_buf *o, tdx_str s) {
     tdx_json_quote(o, s.p, s.n);
 }
 
+/* The types table: 0, or 1 when stdout refused it (said on stderr). */
 static int show_types(walk *w, bool json) {
     if (w->types.n) qsort_r(w->types.v, w->types.n, sizeof *w->types.v, type_cmp, w);
     tdx_buf o = {0};
     char d[64];
+    int rc = 0;
     if (json) {
         tdx_buf_printf(&o, "{\"tasks\": %" PRIu64 ", \"types\": [", w->n);
         for (size_t i = 0; i < w->types.n; i++) {
@@ -160,7 +153,7 @@ static int show_types(walk *w, bool json) {
                     "%s{\"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"count\": %" PRIu64 "}",
                     b > t->h.min ? ", " : "", bucket_min(b), bucket_min(b + 1), t->h.bucket[b]);
             tdx_buf_printf(&o, "]}");
-            if (flush(&o, false)) break;
+            if ((rc = cli_flush_out(&o, false))) break;
         }
         tdx_buf_printf(&o, "]}\n");
     } else {
@@ -192,12 +185,12 @@ static int show_types(walk *w, bool json) {
                 }
                 tdx_buf_printf(&o, "\n");
             }
-            if (flush(&o, false)) break;
+            if ((rc = cli_flush_out(&o, false))) break;
         }
     }
-    int rc = flush(&o, true);
+    if (!rc) rc = cli_flush_out(&o, true);
     tdx_vec_free(&o);
-    return rc;
+    return rc ? 1 : 0;
 }
 
 static int show_type(walk *w, bool json, const char *index_path, tdx_err *err) {
@@ -239,12 +232,12 @@ static int show_type(walk *w, bool json, const char *index_path, tdx_err *err) {
             cli_pad(&o, d, strlen(d), 14, true);
             tdx_buf_printf(&o, "  %12" PRIu64 "  %s\n", r.k2, complete ? "complete" : "incomplete");
         }
-        if (flush(&o, false)) rc = 1;
+        if (cli_flush_out(&o, false)) rc = 1;
     }
     if (got < 0) rc = -1;
     if (!rc) {
         if (json) tdx_buf_printf(&o, "]}\n");
-        if (flush(&o, true)) rc = 1;
+        if (cli_flush_out(&o, true)) rc = 1;
     }
     tdx_vec_free(&o);
     return rc;

@@ -169,13 +169,15 @@ fi
 # and --help exited 0 on a full disk; dump --events of an index printed an unset error).
 if [ -w /dev/full ]; then
     for c in "info $W/lastp.tidx" "info --json $W/lastp.tidx" "ranges --json $W/lastp.tidx" \
-        "dump --events $W/lastp.tidx" "query $W/lastp.tidx" "validate $W/good.trace" --help; do
+        "dump --events $W/lastp.tidx" "query $W/lastp.tidx" "validate $W/good.trace" --help \
+        "goroutines $W/lastp.tidx" "tasks $W/lastp.tidx" "tasks --json $W/lastp.tidx"; do
         # shellcheck disable=SC2086 # $c holds a command and its arguments
         "$T" $c >/dev/full 2>"$W/err"
         st=$?
         [ "$st" = 1 ] || fail "$c >/dev/full: exit $st (want 1)"
         has err "write failed: No space left on device"
         grep -q "offset" "$W/err" && fail "$c >/dev/full: $(cat "$W/err")"
+        grep -q ': $' "$W/err" && fail "$c >/dev/full: an empty message: $(cat "$W/err")"
     done
 fi
 # A symlink to a file is written through: the file is replaced, the link stays.
