@@ -273,8 +273,8 @@ int cmd_tasks(int argc, char **argv) {
     if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
     tdx_err err;
     tdx_err_clear(&err);
-    tdx_vgstore store;
-    tdx_vgstore_init(&store);
+    tdx_vgstore store; /* tdx_vgstore_load initializes it */
+    memset(&store, 0, sizeof store);
     walk w;
     memset(&w, 0, sizeof w);
     w.store = &store;
@@ -289,10 +289,12 @@ int cmd_tasks(int argc, char **argv) {
         goto report;
     w.t0 = fields.t0;
     w.tend = fields.valid_end;
+    /* --type's tasks past the budget go to an unnamed scratch file in TMPDIR (the sort keeps
+     * this path until it is freed) */
+    const char *tmp = getenv("TMPDIR");
+    char beside[4096];
+    snprintf(beside, sizeof beside, "%s/traceidx-scratch", tmp && *tmp ? tmp : "/tmp");
     if (type) {
-        const char *tmp = getenv("TMPDIR");
-        char beside[4096];
-        snprintf(beside, sizeof beside, "%s/traceidx-scratch", tmp && *tmp ? tmp : "/tmp");
         w.one = true;
         w.want = (tdx_str){(const uint8_t *)type, (uint32_t)strlen(type)};
         if (!(w.sorted = tdx_xsort_new(beside, (size_t)budget))) {

@@ -498,8 +498,8 @@ Test(gsindex, many_blocks) {
         cr_assert_lt(n, N);
         cr_assert_leq(g.nblock + g.nrange, 16);
         w[n].g = g;
-        memcpy(w[n].kv, g.block, g.nblock * sizeof *g.block);
-        memcpy(w[n].kv + g.nblock, g.range, g.nrange * sizeof *g.range);
+        if (g.nblock) memcpy(w[n].kv, g.block, g.nblock * sizeof *g.block);
+        if (g.nrange) memcpy(w[n].kv + g.nblock, g.range, g.nrange * sizeof *g.range);
         w[n].g.block = w[n].kv;
         w[n].g.range = w[n].kv + g.nblock;
         if (n && g.nblock && w[n - 1].g.nblock) { /* what a record's keys are coded against */
