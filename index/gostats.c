@@ -16,6 +16,7 @@
 #include "core/spec.h"
 #include "core/varint.h"
 #include "index/extsort.h"
+#include "index/viewgen_ser.h"
 #include "index/viewgen_store.h"
 
 typedef tdx_gostat_kvvec kvvec;
@@ -267,6 +268,12 @@ int64_t tdx_gostats_first_time(const tdx_gostats *s) {
 
 int64_t tdx_gostats_last_time(const tdx_gostats *s) {
     return s->last_ts;
+}
+
+int tdx_gostats_group_cmp(const tdx_gostats *s, uint32_t name_a, int64_t exec_a, uint32_t name_b,
+                          int64_t exec_b) {
+    if (exec_a != exec_b) return exec_a > exec_b ? -1 : 1;
+    return tdx_str_cmp(tdx_gostats_str(s, name_a), tdx_gostats_str(s, name_b));
 }
 
 int64_t tdx_gostat_unknown(const tdx_gostat *g) {
@@ -565,49 +572,29 @@ int tdx_gostat_encode(tdx_buf *b, const tdx_gostat *g) {
     return rc ? -1 : 0;
 }
 
-typedef struct cursor {
-    const uint8_t *p, *end;
-    int bad;
-} cursor;
-
-static uint64_t get_u(cursor *c) {
-    uint64_t v = 0;
-    int k = tdx_uvarint(c->p, c->end, &v);
-    if (k < 0) {
-        c->bad = 1;
-        return 0;
-    }
-    c->p += k;
-    return v;
-}
-
-static int64_t get_z(cursor *c) {
-    return tdx_unzigzag(get_u(c));
-}
-
 int tdx_gostat_decode(const uint8_t **p, const uint8_t *end, uint64_t nstr, tdx_gostat *g,
                       tdx_gostat_kvvec *kv) {
-    cursor cur = {*p, end, 0}, *c = &cur;
+    tdx_deser cur = {*p, end, 0}, *c = &cur;
     memset(g, 0, sizeof *g);
-    g->id = get_z(c);
-    uint64_t flags = get_u(c);
-    g->creation = get_z(c);
-    if (flags & F_START) g->start = tdx_wadd(g->creation, get_z(c));
-    if (flags & F_END) g->end = tdx_wadd(g->creation, get_z(c));
-    g->total = get_z(c);
-    g->exec = get_z(c);
-    g->sched = get_z(c);
-    g->syscall = get_z(c);
-    g->syscall_block = get_z(c);
-    g->pc = get_u(c);
+    g->id = tdx_deser_i(c);
+    uint64_t flags = tdx_deser_u(c);
+    g->creation = tdx_deser_i(c);
+    if (flags & F_START) g->start = tdx_wadd(g->creation, tdx_deser_i(c));
+    if (flags & F_END) g->end = tdx_wadd(g->creation, tdx_deser_i(c));
+    g->total = tdx_deser_i(c);
+    g->exec = tdx_deser_i(c);
+    g->sched = tdx_deser_i(c);
+    g->syscall = tdx_deser_i(c);
+    g->syscall_block = tdx_deser_i(c);
+    g->pc = tdx_deser_u(c);
     kv->n = 0;
     size_t nb = 0;
     for (int m = 0; m < 2 && !c->bad; m++) {
-        uint64_t n = get_u(c);
+        uint64_t n = tdx_deser_u(c);
         if (n > (uint64_t)(c->end - c->p) || tdx_vec_reserve(kv, kv->n + (size_t)n)) return -1;
         for (uint64_t i = 0; i < n && !c->bad; i++) {
-            uint64_t key = get_u(c);
-            int64_t ns = get_z(c);
+            uint64_t key = tdx_deser_u(c);
+            int64_t ns = tdx_deser_i(c);
             if (key > nstr) return -1;
             kv->v[kv->n++] = (tdx_gostat_kv){(uint32_t)key, ns};
         }

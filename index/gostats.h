@@ -71,6 +71,10 @@ int64_t tdx_gostats_last_time(const tdx_gostats *s);
 size_t tdx_gostats_nstrings(const tdx_gostats *s);
 /* The text of a string id ("" for 0). */
 tdx_str tdx_gostats_str(const tdx_gostats *s, uint32_t id);
+/* The order of the /goroutines table (groups of goroutines by name): execution time descending,
+ * then name by bytes. <0, 0 or >0, as for qsort. */
+int tdx_gostats_group_cmp(const tdx_gostats *s, uint32_t name_a, int64_t exec_a, uint32_t name_b,
+                          int64_t exec_b);
 /* Go's UnknownTime: the total minus the non-overlapping statistics, when positive. */
 int64_t tdx_gostat_unknown(const tdx_gostat *g);
 

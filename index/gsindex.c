@@ -61,15 +61,7 @@ static int nomem(tdx_err *err) {
 
 /* ---- a run's records ---- */
 
-/* What a run's next record is coded against: the previous record (`any` false: none) and the
- * keys of its maps, in their order. */
-typedef struct chain {
-    bool any;
-    int64_t id, creation;
-    uint64_t pc;
-    int64_t t0, tlast;
-    TDX_VEC(uint32_t) keys[2]; /* block reasons, range names */
-} chain;
+typedef tdx_gsindex_chain chain;
 
 static void chain_reset(chain *c, int64_t t0, int64_t tlast) {
     c->any = false;
@@ -83,6 +75,14 @@ static void chain_reset(chain *c, int64_t t0, int64_t tlast) {
 static void chain_free(chain *c) {
     tdx_vec_free(&c->keys[0]);
     tdx_vec_free(&c->keys[1]);
+}
+
+/* Moves the chain on past record g (its maps' keys are kept apart: see keep_keys). */
+static void chain_past(chain *c, const tdx_gostat *g) {
+    c->any = true;
+    c->id = g->id;
+    c->creation = g->creation;
+    c->pc = g->pc;
 }
 
 /* The total Go's finalize gives a goroutine: to its end, or to the trace's last event. */
@@ -141,7 +141,7 @@ static int run_put(runw *w, const tdx_gostat *g) {
     put_val(w, R_PC, tdx_zigzag((int64_t)(g->pc - c->pc)));
     put_kvs(w, R_NBLOCK, g->block, g->nblock, 0);
     put_kvs(w, R_NRANGE, g->range, g->nrange, 1);
-    c->any = true, c->id = g->id, c->creation = g->creation, c->pc = g->pc;
+    chain_past(c, g);
     w->nrec++;
     return w->e.oom || keep_keys(c, 0, g->block, g->nblock) || keep_keys(c, 1, g->range, g->nrange)
                ? -1
@@ -171,9 +171,7 @@ typedef struct wgroup {
 
 static int wgroup_cmp(const void *pa, const void *pb, void *ctx) {
     const wgroup *a = pa, *b = pb;
-    const tdx_gostats *s = ctx;
-    if (a->exec != b->exec) return a->exec > b->exec ? -1 : 1;
-    return tdx_str_cmp(tdx_gostats_str(s, a->name), tdx_gostats_str(s, b->name));
+    return tdx_gostats_group_cmp(ctx, a->name, a->exec, b->name, b->exec);
 }
 
 /* Moves the framed blocks in b to the scratch file and the run's hash. */
@@ -338,8 +336,7 @@ static int corrupt(const tdx_gsindex *x, uint64_t at, const char *what, tdx_err 
 void tdx_gsindex_free(tdx_gsindex *x) {
     tdx_vec_free(&x->strs);
     tdx_vec_free(&x->kv);
-    tdx_vec_free(&x->keys[0]);
-    tdx_vec_free(&x->keys[1]);
+    chain_free(&x->ch);
     tdx_rans_dec_free(&x->dec);
     memset(x, 0, sizeof *x);
 }
@@ -453,10 +450,7 @@ int tdx_gsindex_begin(tdx_gsindex *x, uint64_t i, tdx_err *err) {
     x->block = run;
     x->bleft = x->vleft = 0;
     x->bad = false;
-    x->any = false;
-    x->id = x->creation = 0;
-    x->pc = 0;
-    x->keys[0].n = x->keys[1].n = 0;
+    chain_reset(&x->ch, x->t0, x->tlast);
     return 0;
 }
 
@@ -501,39 +495,41 @@ static bool next_block(tdx_gsindex *x) {
 static void get_kvs(tdx_gsindex *x, int f, int m, uint64_t nstr) {
     uint64_t n = get(x, f);
     if (x->bad || n > x->vleft / 2 || n > nstr + 1 ||
-        tdx_vec_reserve(&x->kv, x->kv.n + (size_t)n) || tdx_vec_reserve(&x->keys[m], (size_t)n)) {
+        tdx_vec_reserve(&x->kv, x->kv.n + (size_t)n) ||
+        tdx_vec_reserve(&x->ch.keys[m], (size_t)n)) {
         x->bad = true;
         return;
     }
     for (uint64_t i = 0; i < n; i++) {
         uint64_t code = get(x, f + 1), key = code - 1;
-        if (code == 0 && i < x->keys[m].n) key = x->keys[m].v[i];
-        if (x->bad || (code == 0 && i >= x->keys[m].n) || key > nstr) {
+        if (code == 0 && i < x->ch.keys[m].n) key = x->ch.keys[m].v[i];
+        if (x->bad || (code == 0 && i >= x->ch.keys[m].n) || key > nstr) {
             x->bad = true;
             return;
         }
         x->kv.v[x->kv.n++] = (tdx_gostat_kv){(uint32_t)key, (int64_t)get(x, f + 2)};
-        x->keys[m].v[i] = (uint32_t)key; /* the previous record's entry i is read: replace it */
+        x->ch.keys[m].v[i] = (uint32_t)key; /* the previous record's entry i is read: replace it */
     }
-    x->keys[m].n = (size_t)n;
+    x->ch.keys[m].n = (size_t)n;
 }
 
 /* Decodes one record of the open block into out (x->bad when malformed). */
 static void get_record(tdx_gsindex *x, tdx_gostat *g) {
     memset(g, 0, sizeof *g);
     uint64_t d = get(x, R_ID);
-    g->id = x->any ? (int64_t)((uint64_t)x->id + 1 + d) : tdx_unzigzag(d);
+    const chain *c = &x->ch;
+    g->id = c->any ? (int64_t)((uint64_t)c->id + 1 + d) : tdx_unzigzag(d);
     uint64_t flags = get(x, R_FLAGS);
-    g->creation = tdx_wadd(x->any ? x->creation : x->t0, tdx_unzigzag(get(x, R_CREATE)));
+    g->creation = tdx_wadd(c->any ? c->creation : c->t0, tdx_unzigzag(get(x, R_CREATE)));
     if (flags & 1) g->start = (int64_t)((uint64_t)g->creation + get(x, R_START));
     if (flags & 2)
         g->end = (int64_t)((uint64_t)(g->start ? g->start : g->creation) + get(x, R_END));
-    g->total = tdx_wadd(expected_total(g, x->tlast), tdx_unzigzag(get(x, R_TOTAL)));
+    g->total = tdx_wadd(expected_total(g, c->tlast), tdx_unzigzag(get(x, R_TOTAL)));
     g->exec = (int64_t)get(x, R_EXEC);
     g->sched = (int64_t)get(x, R_SCHED);
     g->syscall = (int64_t)get(x, R_SYSCALL);
     g->syscall_block = (int64_t)get(x, R_SYSBLOCK);
-    g->pc = x->pc + (uint64_t)tdx_unzigzag(get(x, R_PC));
+    g->pc = c->pc + (uint64_t)tdx_unzigzag(get(x, R_PC));
     /* has start/end and a time 0 would read back as neither */
     if (flags > 3 || (!!(flags & 1) != (g->start != 0)) || (!!(flags & 2) != (g->end != 0)))
         x->bad = true;
@@ -559,9 +555,9 @@ int tdx_gsindex_next(tdx_gsindex *x, tdx_gostat *out, tdx_err *err) {
         return corrupt(x, (uint64_t)(x->rp - x->p), "a block of goroutines", err);
     get_record(x, out);
     if (x->bad) return corrupt(x, (uint64_t)(x->block - x->p), "a goroutine's record", err);
-    if (x->any && out->id <= x->id)
+    if (x->ch.any && out->id <= x->ch.id)
         return corrupt(x, (uint64_t)(x->block - x->p), "goroutine ids out of order", err);
-    x->any = true, x->id = out->id, x->creation = out->creation, x->pc = out->pc;
+    chain_past(&x->ch, out);
     x->run_exec = tdx_wadd(x->run_exec, out->exec);
     x->left--;
     /* every value of a finished block was read, and nothing else was there */

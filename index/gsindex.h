@@ -28,6 +28,16 @@ typedef struct tdx_gsgroup {
     int64_t exec;
 } tdx_gsgroup;
 
+/* What a run's next record is coded against, writing or reading: the previous record (`any`
+ * false: none), the keys of its maps in their order, and the trace's first and last event times. */
+typedef struct tdx_gsindex_chain {
+    bool any;
+    int64_t id, creation;
+    uint64_t pc;
+    int64_t t0, tlast;
+    TDX_VEC(uint32_t) keys[2]; /* block reasons, range names */
+} tdx_gsindex_chain;
+
 typedef struct tdx_gsindex {
     const uint8_t *p; /* the section, read in place */
     size_t n;
@@ -47,11 +57,7 @@ typedef struct tdx_gsindex {
     const uint8_t *block;  /* where it begins (for messages) */
     uint64_t bleft, vleft; /* its records and values not read yet */
     bool bad;
-    /* what the next record is coded against: the previous one, its maps' keys */
-    bool any;
-    int64_t id, creation;
-    uint64_t pc;
-    TDX_VEC(uint32_t) keys[2];
+    tdx_gsindex_chain ch;
     tdx_gostat_kvvec kv;
 } tdx_gsindex;
 

@@ -207,6 +207,11 @@ void cli_progress_end(cli_progress *p) {
     if (p->enabled) fprintf(stderr, "\r%100s\r", "");
 }
 
+void cli_scratch_beside(char *buf, size_t n) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(buf, n, "%s/traceidx-scratch", tmp && *tmp ? tmp : "/tmp");
+}
+
 int cli_flush_out(tdx_buf *b, bool final) {
     if (!final && b->n < (1u << 16)) return 0;
     int rc = b->n && fwrite(b->v, 1, b->n, stdout) != b->n ? -1 : 0;

@@ -105,6 +105,9 @@ void cli_hold_interrupts(void);
 void cli_duration(char *buf, size_t cap, int64_t ns);
 /* The columns text takes on a terminal: its UTF-8 characters ("µs" is two bytes, one column). */
 size_t cli_text_width(const char *s, size_t n);
+/* For a command's external sorts: a path in TMPDIR (else /tmp) beside which their unnamed
+ * scratch files are made. buf must outlive the sorts given it. */
+void cli_scratch_beside(char *buf, size_t n);
 /* Writes b to stdout and empties it once it holds 64 KiB or more, or with `final` (then also
  * flushing stdout); -1, said on stderr, when stdout refused it. */
 int cli_flush_out(tdx_buf *b, bool final);

@@ -155,9 +155,7 @@ typedef struct group {
 
 static int group_cmp(const void *pa, const void *pb, void *ctx) {
     const group *a = pa, *b = pb;
-    const tdx_gostats *gs = ctx;
-    if (a->exec != b->exec) return a->exec > b->exec ? -1 : 1;
-    return tdx_str_cmp(tdx_gostats_str(gs, a->name), tdx_gostats_str(gs, b->name));
+    return tdx_gostats_group_cmp(ctx, a->name, a->exec, b->name, b->exec);
 }
 
 static int show_groups(source *src, bool json, tdx_err *err) {
@@ -721,9 +719,8 @@ int cmd_goroutines(int argc, char **argv) {
     }
     /* Ended goroutines' records, and --name's rows, past the budget go to unnamed scratch
      * files in TMPDIR. */
-    const char *tmp = getenv("TMPDIR");
     char beside[4096];
-    snprintf(beside, sizeof beside, "%s/traceidx-scratch", tmp && *tmp ? tmp : "/tmp");
+    cli_scratch_beside(beside, sizeof beside);
     if (!rc && !src.stored) {
         if (!(src.gs = tdx_gostats_new(beside, (size_t)budget))) {
             fprintf(stderr, "traceidx: out of memory\n");

@@ -128,10 +128,6 @@ static int type_cmp(const void *pa, const void *pb, void *ctx) {
 
 /* ---- output ---- */
 
-static void put_quoted(tdx_buf *o, tdx_str s) {
-    tdx_json_quote(o, s.p, s.n);
-}
-
 /* The types table: 0, or 1 when stdout refused it (said on stderr). */
 static int show_types(walk *w, bool json) {
     if (w->types.n) qsort_r(w->types.v, w->types.n, sizeof *w->types.v, type_cmp, w);
@@ -143,7 +139,8 @@ static int show_types(walk *w, bool json) {
         for (size_t i = 0; i < w->types.n; i++) {
             const ttype *t = &w->types.v[i];
             tdx_buf_printf(&o, "%s\n{\"type\": ", i ? "," : "");
-            put_quoted(&o, tdx_vgstore_str(w->store, t->name));
+            tdx_str name = tdx_vgstore_str(w->store, t->name);
+            tdx_json_quote(&o, name.p, name.n);
             tdx_buf_printf(&o,
                            ", \"count\": %" PRIu64 ", \"complete\": %" PRIu64 ", \"histogram\": [",
                            t->count, t->complete);
@@ -163,7 +160,7 @@ static int show_types(walk *w, bool json) {
             const ttype *t = &w->types.v[i];
             tdx_str name = tdx_vgstore_str(w->store, t->name);
             tdx_buf_printf(&o, "\nTask type ");
-            put_quoted(&o, name);
+            tdx_json_quote(&o, name.p, name.n);
             tdx_buf_printf(&o, ": %" PRIu64 " task%s, %" PRIu64 " complete\n", t->count,
                            t->count == 1 ? "" : "s", t->complete);
             if (!t->h.count) continue;
@@ -198,12 +195,12 @@ static int show_type(walk *w, bool json, const char *index_path, tdx_err *err) {
     char d[64];
     if (json) {
         tdx_buf_printf(&o, "{\"type\": ");
-        put_quoted(&o, w->want);
+        tdx_json_quote(&o, w->want.p, w->want.n);
         tdx_buf_printf(&o, ", \"count\": %" PRIu64 ", \"complete\": %" PRIu64 ", \"tasks\": [",
                        w->n, w->ncomplete);
     } else {
         tdx_buf_printf(&o, "Tasks of type ");
-        put_quoted(&o, w->want);
+        tdx_json_quote(&o, w->want.p, w->want.n);
         tdx_buf_printf(&o,
                        ": %" PRIu64 ", %" PRIu64 " complete (`traceidx query %s --task ID` "
                        "shows one on the timeline)\n\n%14s  %14s  %12s  %s\n",
@@ -291,9 +288,8 @@ int cmd_tasks(int argc, char **argv) {
     w.tend = fields.valid_end;
     /* --type's tasks past the budget go to an unnamed scratch file in TMPDIR (the sort keeps
      * this path until it is freed) */
-    const char *tmp = getenv("TMPDIR");
     char beside[4096];
-    snprintf(beside, sizeof beside, "%s/traceidx-scratch", tmp && *tmp ? tmp : "/tmp");
+    cli_scratch_beside(beside, sizeof beside);
     if (type) {
         w.one = true;
         w.want = (tdx_str){(const uint8_t *)type, (uint32_t)strlen(type)};

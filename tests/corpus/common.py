@@ -85,3 +85,13 @@ class Sealed:
             struct.pack_into("<Q", b, self.toff + 32 * i + 24, self.xxh(b[off:off + length]))
         struct.pack_into("<Q", b, 80, self.xxh(b[self.toff:self.toff + 32 * self.tcount]))
         struct.pack_into("<Q", b, 120, self.xxh(b[0:120]))
+
+
+def refuses_garbage(tdx, command, tmp):
+    """`tdx command FILE` of a file that is neither a trace nor an index: exit 1, naming it."""
+    bad = os.path.join(tmp, "garbage")
+    with open(bad, "wb") as f:
+        f.write(b"not a trace at all\n" * 10)
+    p = run([tdx, command, bad])
+    if p.returncode != 1 or bad.encode() not in p.stderr:
+        fail("%s of garbage: exit %d\n%s" % (command, p.returncode, p.stderr))

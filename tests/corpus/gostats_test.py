@@ -18,7 +18,7 @@ import shutil
 import sys
 import tempfile
 
-from common import TESTDATA, Sealed, fail, run
+from common import TESTDATA, Sealed, fail, refuses_garbage, run
 
 TDX, TRACEGEN, OURS = sys.argv[1], sys.argv[2], sys.argv[3]
 GSTATS = 21
@@ -283,12 +283,7 @@ def check_cli(tmp):
     if b"not using it" not in p.stderr or b"stale" not in p.stderr or \
             p.stdout.decode() != out(t):
         fail("goroutines TRACE with a stale index beside it: %s %s" % (p.stdout, p.stderr))
-    bad = os.path.join(tmp, "garbage")
-    with open(bad, "wb") as f:
-        f.write(b"not a trace at all\n" * 10)
-    p = run([TDX, "goroutines", bad])
-    if p.returncode != 1 or bad.encode() not in p.stderr:
-        fail("goroutines of garbage: exit %d\n%s" % (p.returncode, p.stderr))
+    refuses_garbage(TDX, "goroutines", tmp)
 
 
 def main():

@@ -18,7 +18,7 @@ import shutil
 import sys
 import tempfile
 
-from common import TESTDATA, fail, run
+from common import TESTDATA, fail, refuses_garbage, run
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 NO_TASK = (1 << 64) - 1
@@ -175,12 +175,7 @@ def check_cli(tmp):
     p = run([TDX, "tasks", idx, "--type", "nosuch"])
     if p.returncode != 1 or b'no task of type "nosuch"' not in p.stderr or p.stdout:
         fail("tasks --type of no type: exit %d\n%s" % (p.returncode, p.stderr))
-    bad = os.path.join(tmp, "garbage")
-    with open(bad, "wb") as f:
-        f.write(b"not a trace at all\n" * 10)
-    p = run([TDX, "tasks", bad])
-    if p.returncode != 1 or bad.encode() not in p.stderr:
-        fail("tasks of garbage: exit %d\n%s" % (p.returncode, p.stderr))
+    refuses_garbage(TDX, "tasks", tmp)
 
 
 def main():

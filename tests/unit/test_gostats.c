@@ -122,6 +122,16 @@ static void feed(tdx_gostats *s, const tdx_gen *g, int64_t until) {
         cr_assert_eq(tdx_gostats_event(s, &ev[i], g, &err), 0, "event %d: %s", i, err.msg);
 }
 
+/* The statistics of the scenario up to `until`, finished (its spills beside `beside`). */
+static tdx_gostats *fed(const tdx_gen *gen, const char *beside, size_t budget, int64_t until) {
+    tdx_gostats *s = tdx_gostats_new(beside, budget);
+    cr_assert_not_null(s);
+    feed(s, gen, until);
+    tdx_err err;
+    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
+    return s;
+}
+
 static int64_t kv(const tdx_gostat_kv *v, size_t n, const tdx_gostats *s, const char *key) {
     for (size_t i = 0; i < n; i++) {
         tdx_str k = tdx_gostats_str(s, v[i].key);
@@ -160,11 +170,8 @@ Test(gostats, by_hand_with_spills) {
     tdx_gen gen;
     make_gen(&gen);
     /* a budget of 1 byte: every record spilled goes to the scratch file alone */
-    tdx_gostats *s = tdx_gostats_new("/tmp/gostats-test.tidx", 1);
-    cr_assert_not_null(s);
-    feed(s, &gen, INT64_MAX);
+    tdx_gostats *s = fed(&gen, "/tmp/gostats-test.tidx", 1, INT64_MAX);
     tdx_err err;
-    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
     check_records(s);
     cr_assert_eq(tdx_gostats_rewind(s, &err), 0);
     check_records(s);
@@ -177,11 +184,9 @@ Test(gostats, first_record_before_reuse) {
      * 50 of blocked syscall. */
     tdx_gen gen;
     make_gen(&gen);
-    tdx_gostats *s = tdx_gostats_new(NULL, 1 << 20);
-    cr_assert_not_null(s);
+    tdx_gostats *s =
+        fed(&gen, NULL, 1 << 20, 600); /* up to the Sync before id 7 is created again */
     tdx_err err;
-    feed(s, &gen, 600); /* up to the Sync before id 7 is created again */
-    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
     tdx_gostat g;
     cr_assert_eq(tdx_gostats_next(s, &g, &err), 1);
     cr_assert_eq(g.exec, 50 + 30 + 80);
@@ -207,11 +212,8 @@ static int put_buf(void *ctx, const void *p, size_t n, tdx_err *err) {
 static tdx_buf section(void) {
     tdx_gen gen;
     make_gen(&gen);
-    tdx_gostats *s = tdx_gostats_new("/tmp/gostats-test.tidx", 1);
-    cr_assert_not_null(s);
-    feed(s, &gen, INT64_MAX);
+    tdx_gostats *s = fed(&gen, "/tmp/gostats-test.tidx", 1, INT64_MAX);
     tdx_err err;
-    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
     tdx_buf b = {0};
     cr_assert_eq(tdx_gsindex_write(s, "/tmp/gostats-test.tidx", 1, put_buf, &b, &err), 0, "%s",
                  err.msg);
