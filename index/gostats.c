@@ -16,6 +16,7 @@
 #include "core/spec.h"
 #include "core/varint.h"
 #include "index/extsort.h"
+#include "index/goprof.h"
 #include "index/viewgen_ser.h"
 #include "index/viewgen_store.h"
 
@@ -37,6 +38,7 @@ typedef struct grec {
     uint32_t last_reason;
     bool used; /* a goroutine's (else a free slot: see `free`) */
     kvmap block, range, last_range;
+    tdx_goprof_g prof; /* its waits the profiles measure */
 } grec;
 
 /* A map from a pair of 64-bit keys to an int64 (Go's syscallingP/G and rangesP maps). */
@@ -58,6 +60,10 @@ struct tdx_gostats {
     pmap ranges_p; /* (proc, range name) -> the goroutine it began on */
     int64_t t0, last_ts, sync_ts;
     bool started;
+    bool profiling; /* also the pprof-style profiles (goprof.h) */
+    tdx_goprof prof;
+    uint64_t nev;           /* events so far: the profiles' order of waits */
+    TDX_VEC(uint8_t) rbits; /* store string id -> its reason bits | 0x80 (0: not known yet) */
     tdx_xsort *spill; /* ended goroutines' records, by (id, when spilled): the last one counts */
     uint64_t seq;
     tdx_buf tmp;
@@ -216,6 +222,7 @@ static void grec_free(grec *r) {
     kv_free(&r->block);
     kv_free(&r->range);
     kv_free(&r->last_range);
+    tdx_goprof_g_free(&r->prof);
 }
 
 /* ---- life cycle ---- */
@@ -249,6 +256,8 @@ void tdx_gostats_free(tdx_gostats *s) {
     tdx_vec_free(&s->out_kv);
     tdx_hmap_free(&s->strs);
     tdx_vec_free(&s->free);
+    tdx_goprof_free(&s->prof);
+    tdx_vec_free(&s->rbits);
     tdx_vgstore_free(&s->store);
     free(s);
 }
@@ -260,6 +269,14 @@ tdx_str tdx_gostats_str(const tdx_gostats *s, uint32_t id) {
 
 size_t tdx_gostats_nstrings(const tdx_gostats *s) {
     return s->store.strs.n ? s->store.strs.n - 1 : 0;
+}
+
+void tdx_gostats_profile(tdx_gostats *s) {
+    s->profiling = true;
+}
+
+const tdx_goprof *tdx_gostats_profiles(const tdx_gostats *s) {
+    return &s->prof;
 }
 
 int64_t tdx_gostats_first_time(const tdx_gostats *s) {
@@ -337,6 +354,9 @@ static grec *new_record(tdx_gostats *s, int64_t id, int64_t creation) {
     nr.used = true;
     uint32_t old = tdx_hmap_get(&s->g_idx, (uint64_t)id);
     if (old != TDX_HMAP_EMPTY) { /* a fresh record replaces the old one, as in Go's map */
+        /* the profiles follow the id, not the record (and its pending waits the last record) */
+        nr.prof = s->gs.v[old].prof;
+        memset(&s->gs.v[old].prof, 0, sizeof nr.prof);
         grec_free(&s->gs.v[old]);
         s->gs.v[old] = nr;
         return &s->gs.v[old];
@@ -365,6 +385,7 @@ static int spill_one(tdx_gostats *s, grec *r, tdx_err *err);
  * so its record leaves memory now; a later record of the same id is sorted after it. */
 static int retire(tdx_gostats *s, grec *r, tdx_err *err) {
     if (spill_one(s, r, err)) return -1;
+    tdx_goprof_settle(&s->prof, &r->prof, r->st.end);
     uint32_t at = (uint32_t)(r - s->gs.v);
     tdx_hmap_del(&s->g_idx, (uint64_t)r->st.id);
     grec_free(r);
@@ -374,10 +395,41 @@ static int retire(tdx_gostats *s, grec *r, tdx_err *err) {
     return 0;
 }
 
+/* The profiles' reason bits of a store string id. */
+static unsigned reason_bits(tdx_gostats *s, uint32_t why) {
+    if (why >= s->rbits.n) {
+        size_t n = s->rbits.n;
+        if (tdx_vec_reserve(&s->rbits, (size_t)why + 1)) {
+            s->oom = 1;
+            return 0;
+        }
+        memset(s->rbits.v + n, 0, (size_t)why + 1 - n);
+        s->rbits.n = (size_t)why + 1;
+    }
+    if (!s->rbits.v[why]) {
+        tdx_str t = tdx_gostats_str(s, why);
+        s->rbits.v[why] = (uint8_t)(0x80 | tdx_goprof_reason_bits(t.p, t.n));
+    }
+    return s->rbits.v[why] & 0x7f;
+}
+
+/* The profiles see every transition of a goroutine with a record (also those to the state it is
+ * in, which start a wait when one is not being measured, as in Go), with its times after it. */
+static void profile_step(tdx_gostats *s, grec *r, const tdx_event *e, uint32_t why, int64_t start,
+                         int64_t end) {
+    unsigned bits = e->to == TDX_GO_WAITING ? reason_bits(s, why) : 0;
+    tdx_goprof_step(&s->prof, &r->prof, e->time, s->nev, e->to, bits, e->stack, start, end);
+    if (s->prof.oom) s->oom = 1;
+}
+
 static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_err *err) {
     uint8_t from = e->from, to = e->to;
-    if (from == to) return 0;
     int64_t id = e->res, t = e->time;
+    if (from == to) {
+        grec *r = s->profiling ? g_lookup(s, id) : NULL;
+        if (r) profile_step(s, r, e, reason_of(s, e, g), r->st.start, r->st.end);
+        return 0;
+    }
     grec *r;
     if (from == TDX_GO_UNDETERMINED || from == TDX_GO_NOTEXIST) {
         r = new_record(s, id, from == TDX_GO_UNDETERMINED ? s->sync_ts : t);
@@ -432,6 +484,14 @@ static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, t
             r->st.pc = f->pc;
         }
     }
+    uint32_t why = to == TDX_GO_WAITING ? reason_of(s, e, g) : 0;
+    bool forever = to == TDX_GO_WAITING && str_is(s, why, "forever");
+    if (s->profiling)
+        profile_step(s, r, e, why,
+                     r->st.start            ? r->st.start
+                     : to == TDX_GO_RUNNING ? t
+                                            : 0,
+                     to == TDX_GO_NOTEXIST || forever ? t : r->st.end);
     switch (to) {
     case TDX_GO_RUNNING:
         r->last_start = t;
@@ -441,8 +501,7 @@ static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, t
         r->last_runnable = t;
         break;
     case TDX_GO_WAITING: {
-        uint32_t why = reason_of(s, e, g);
-        if (!str_is(s, why, "forever")) {
+        if (!forever) {
             r->last_block = t;
             r->last_reason = why;
             break;
@@ -627,6 +686,7 @@ static int spill_one(tdx_gostats *s, grec *r, tdx_err *err) {
 
 int tdx_gostats_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_err *err) {
     if (e->kind == TDX_KIND_SYNC) tdx_hmap_clear(&s->strs); /* string ids are per generation */
+    s->nev++;
     if (!s->started) s->t0 = s->sync_ts = e->time, s->started = true;
     s->last_ts = e->time;
     switch (e->kind) {
@@ -658,6 +718,7 @@ int tdx_gostats_finish(tdx_gostats *s, tdx_err *err) {
         grec *r = &s->gs.v[i];
         if (!r->used) continue;
         finalize(s, r, s->last_ts);
+        tdx_goprof_settle(&s->prof, &r->prof, r->st.end ? r->st.end : s->last_ts);
         if (spill_one(s, r, err)) return -1;
     }
     if (s->oom) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/event.h"
 #include "core/mem.h"
+#include "index/goprof.h"
 
 typedef struct tdx_gostats tdx_gostats;
 
@@ -63,6 +64,13 @@ int tdx_gostats_finish(tdx_gostats *s, tdx_err *err);
 int tdx_gostats_next(tdx_gostats *s, tdx_gostat *out, tdx_err *err);
 /* Reads the records again from the first. */
 int tdx_gostats_rewind(tdx_gostats *s, tdx_err *err);
+
+/* Also sums go tool trace's pprof-style profiles (goprof.h), before the first event: stack ids
+ * are the tables' given to tdx_gostats_event, which must then be the same for every event (an
+ * index's global tables). */
+void tdx_gostats_profile(tdx_gostats *s);
+/* The profiles' sums, once finished. */
+const tdx_goprof *tdx_gostats_profiles(const tdx_gostats *s);
 
 /* The first and the last event's time (0 before any). */
 int64_t tdx_gostats_first_time(const tdx_gostats *s);

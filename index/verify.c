@@ -13,6 +13,7 @@
 
 #include "core/varint.h"
 #include "index/evcodec.h"
+#include "index/goprof.h"
 #include "index/gsindex.h"
 #include "index/query.h"
 #include "index/sumindex.h"
@@ -352,6 +353,20 @@ static int verify_gstats(tdx_index *ix, tdx_err *err) {
     return rc;
 }
 
+/* The four profiles as `pprof` reads them. */
+static int verify_pprof(tdx_index *ix, tdx_err *err) {
+    uint64_t len;
+    const uint8_t *p = tdx_index_section(ix, TDX_SEC_PPROF, &len, err);
+    if (!p) return -1;
+    tdx_goprof_recs r = {0};
+    int rc = 0;
+    for (int w = 0; w < TDX_PROF_COUNT && !rc; w++)
+        rc = tdx_goprof_decode(p, (size_t)len, ix->sec[TDX_SEC_PPROF].off,
+                               (uint32_t)ix->tabs.stacks.n, w, &r, err);
+    tdx_vec_free(&r);
+    return rc;
+}
+
 /* The split ranges as `ranges` reads them, within the proc view's output. */
 static int verify_ranges(tdx_index *ix, tdx_err *err) {
     tdx_vrange *r;
@@ -382,6 +397,7 @@ static int verify_views(tdx_index *ix, tdx_err *err) {
     if (!rc && ix->sec[TDX_SEC_SUMMARY].present) rc = verify_summary(ix, st, err);
     if (!rc && ix->sec[TDX_SEC_RANGES].present) rc = verify_ranges(ix, err);
     if (!rc && ix->sec[TDX_SEC_GSTATS].present) rc = verify_gstats(ix, err);
+    if (!rc && ix->sec[TDX_SEC_PPROF].present) rc = verify_pprof(ix, err);
     if (st) tdx_vgstore_free(st);
     return rc;
 }

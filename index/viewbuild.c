@@ -832,6 +832,7 @@ static int worker_init(worker *w, shared *sh, int index) {
             if (tdx_sumspill_init(&w->spill, tdx_iwriter_temp_path(sh->iw), sh->sort_budget) ||
                 !(w->gst = tdx_gostats_new(tdx_iwriter_temp_path(sh->iw), sh->sort_budget)))
                 return oom(w);
+            tdx_gostats_profile(w->gst); /* stack ids: the index's (sh->tabs) */
         }
     }
     return tdx_scratch_open(&w->file, tdx_iwriter_temp_path(sh->iw), &w->err) ? scratch_failed(w)
@@ -973,6 +974,10 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
                           err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
+    /* PPROF: the four profiles, summed per stack as the events went by (index/goprof.c). */
+    r.n = 0;
+    if (tdx_goprof_encode(tdx_gostats_profiles(w0->gst), sh->tabs, &r)) goto oom;
+    if (tdx_iwriter_section(iw, TDX_SEC_PPROF, r.v, r.n, err)) goto fail;
     r.n = 0;
     if (tdx_vgstore_save(&sh->store, &r, &nodes)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_VGSTORE, r.v, r.n, err) ||

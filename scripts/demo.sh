@@ -52,6 +52,13 @@ if "$T" --help | grep -q '^  build'; then
     step "User tasks by type, with their durations (go tool trace's /usertasks page; first lines)" \
          "traceidx tasks $OUT/service.tidx | head -n 24"
     "$T" tasks "$OUT/service.tidx" | head -n 24
+    step "Where goroutines waited on channels, selects and locks (go tool trace -pprof=sync; the top 2)" \
+         "traceidx pprof sync $OUT/service.tidx --top 2 | head -n 14"
+    "$T" pprof sync "$OUT/service.tidx" --top 2 | head -n 14
+    step "The scheduler latency profile as a pprof file (go tool pprof reads it)" \
+         "traceidx pprof sched $OUT/service.tidx -o $OUT/sched.pprof"
+    "$T" pprof sched "$OUT/service.tidx" -o "$OUT/sched.pprof"
+    echo "wrote $OUT/sched.pprof ($(wc -c <"$OUT/sched.pprof") bytes)"
     G=$(TZ=UTC "$T" dump --events "$OUT/service.trace" | sed -n 's/.*StateTransition.* GoID=\([0-9][0-9]*\) NotExist->Runnable.*/\1/p' | sed -n 100p)
     if [ -n "$G" ]; then
         step "Goroutine $G's view (go tool trace's goid=$G page)" \

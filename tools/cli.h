@@ -125,5 +125,6 @@ int cmd_query(int argc, char **argv);
 int cmd_ranges(int argc, char **argv);
 int cmd_goroutines(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+int cmd_pprof(int argc, char **argv);
 
 #endif

@@ -88,10 +88,11 @@ class Sealed:
 
 
 def refuses_garbage(tdx, command, tmp):
-    """`tdx command FILE` of a file that is neither a trace nor an index: exit 1, naming it."""
+    """`tdx command FILE` of a file that is neither a trace nor an index: exit 1, naming it
+    (command: a word, or the words before FILE)."""
     bad = os.path.join(tmp, "garbage")
     with open(bad, "wb") as f:
         f.write(b"not a trace at all\n" * 10)
-    p = run([tdx, command, bad])
+    p = run([tdx] + (command if isinstance(command, list) else [command]) + [bad])
     if p.returncode != 1 or bad.encode() not in p.stderr:
         fail("%s of garbage: exit %d\n%s" % (command, p.returncode, p.stderr))

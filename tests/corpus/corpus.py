@@ -289,6 +289,10 @@ def check_corrupt(tdx, name, tmp):
                     errs.append(p.stderr.decode())
             if not errs or not all("corrupt" in e and "rebuild" in e for e in errs):
                 fail("goroutines found no damage in GSTATS (or said it unclearly): %s" % errs)
+        # pprof reads PPROF whole (checksum first).
+        if kind == 22:
+            expect_error(tdx, [tdx, "pprof", "sched", bad, "--json"], ["corrupt", "rebuild"],
+                         what + " (pprof)")
         # A whole-trace query replays every event block (decoded ahead on a second thread).
         if kind == 7:
             expect_error(tdx, [tdx, "query", bad, "-o", os.path.join(tmp, "q.json")],

@@ -1,0 +1,233 @@
+/* cmd_pprof.c: `traceidx pprof TYPE INDEX`: go tool trace's pprof-style profiles (-pprof=TYPE and
+ * the /io, /block, /syscall, /sched pages) from an index's PPROF section, as a pprof file, JSON
+ * or a text table of the costliest stacks. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/quote.h"
+#include "core/varint.h"
+#include "index/atomic_file.h"
+#include "index/format.h"
+#include "index/goprof.h"
+#include "index/pprofout.h"
+#include "index/reader.h"
+
+static const char pprof_help[] =
+    "usage: traceidx pprof TYPE INDEX [-o FILE] [--json | --top N]\n\n"
+    "One of go tool trace's pprof-style profiles, as `go tool trace -pprof=TYPE` writes it: the\n"
+    "time goroutines spent waiting, summed by the stack where each wait began.\n\n"
+    "  net      network blocking (go tool trace's /io page): blocked with reason \"network\"\n"
+    "  sync     synchronization blocking (/block): blocked on a channel, select or sync\n"
+    "  syscall  syscalls (/syscall): in a system call\n"
+    "  sched    scheduler latency (/sched): runnable, until it runs (the stack of what made\n"
+    "           it runnable: its creator, its unblocker, or itself when preempted)\n\n"
+    "  -o FILE    write to FILE (replaced whole, never left half-written) instead of stdout\n"
+    "  --json     the stacks as JSON, the costliest first: each with its count of waits, their\n"
+    "             total in ns, and its frames, innermost first\n"
+    "  --top N    the N costliest stacks as text\n\n"
+    "Without --json or --top the output is a profile for the pprof tools (profile.proto,\n"
+    "uncompressed; `go tool pprof FILE` reads it as it reads gzipped ones): sample types\n"
+    "contentions/count and delay/nanoseconds, one sample per stack. It is not written to a\n"
+    "terminal.\n\n"
+    "INDEX may be the trace itself: its TRACE.tidx is used after checking it matches. The\n"
+    "profiles are computed when the index is built, as Go computes them: a wait counts from the\n"
+    "transition into the state to the one out of it, within the goroutine's life from its first\n"
+    "run (so a new goroutine's wait to be first scheduled counts nothing, as in Go); stacks\n"
+    "with the same first 128 PCs are one, and a profile's stacks are cut at 128 frames. Where\n"
+    "Go's order is a map's, the stacks go by total delay, the largest first.\n";
+
+static int by_delay(const void *a, const void *b) {
+    const tdx_goprof_rec *x = a, *y = b;
+    if (x->ns != y->ns) return x->ns > y->ns ? -1 : 1;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Frame i of a stack, innermost first, up to Go's 128 (NULL past them). */
+static const tdx_frame *frame_at(const tdx_gen *t, uint32_t stack, uint32_t i) {
+    if (!stack || stack >= t->stacks.n) return NULL;
+    const tdx_stack *st = &t->stacks.v[stack];
+    if (i >= st->nframes || i >= TDX_PPROF_MAX_FRAMES) return NULL;
+    return &t->frames.v[t->stack_frames.v[st->first + i]];
+}
+
+static void put_str(tdx_buf *o, const char *s) {
+    tdx_buf_append(o, s, strlen(s));
+}
+
+/* Output to stdout goes as it is made; to a file, it is written whole at the end. */
+static int flush(tdx_buf *o, bool stream) {
+    return stream ? cli_flush_out(o, false) : 0;
+}
+
+static int show_json(tdx_buf *o, bool stream, const tdx_gen *t, int which, const tdx_goprof_rec *r,
+                     size_t n) {
+    uint64_t count = 0;
+    int64_t ns = 0;
+    for (size_t i = 0; i < n; i++) count += r[i].count, ns = tdx_wadd(ns, r[i].ns);
+    char b[160];
+    snprintf(b, sizeof b,
+             "{\"profile\":\"%s\",\"count\":%" PRIu64 ",\"delay_ns\":%" PRId64 ",\"stacks\":[",
+             tdx_goprof_name(which), count, ns);
+    put_str(o, b);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(b, sizeof b, "%s\n{\"count\":%" PRIu64 ",\"delay_ns\":%" PRId64 ",\"frames\":[",
+                 i ? "," : "", r[i].count, r[i].ns);
+        put_str(o, b);
+        const tdx_frame *f;
+        for (uint32_t k = 0; (f = frame_at(t, r[i].stack, k)) != NULL; k++) {
+            tdx_str fn = tdx_gen_str(t, f->func), file = tdx_gen_str(t, f->file);
+            put_str(o, k ? ",{\"func\":" : "{\"func\":");
+            tdx_json_quote(o, fn.p, fn.n);
+            put_str(o, ",\"file\":");
+            tdx_json_quote(o, file.p, file.n);
+            snprintf(b, sizeof b, ",\"line\":%" PRIu64 ",\"pc\":\"0x%" PRIx64 "\"}", f->line,
+                     f->pc);
+            put_str(o, b);
+        }
+        put_str(o, "]}");
+        if (flush(o, stream)) return -1;
+    }
+    put_str(o, "\n]}\n");
+    return 0;
+}
+
+static const char *const titles[TDX_PROF_COUNT] = {"network blocking", "synchronization blocking",
+                                                   "syscalls", "scheduler latency"};
+
+static int show_top(tdx_buf *o, bool stream, const tdx_gen *t, int which, const tdx_goprof_rec *r,
+                    size_t n, uint64_t top) {
+    uint64_t count = 0;
+    int64_t ns = 0;
+    for (size_t i = 0; i < n; i++) count += r[i].count, ns = tdx_wadd(ns, r[i].ns);
+    char b[256], d[64];
+    cli_duration(d, sizeof d, ns);
+    snprintf(b, sizeof b, "%s (%s): %" PRIu64 " wait%s, %s in all, over %zu stack%s\n",
+             titles[which], tdx_goprof_name(which), count, count == 1 ? "" : "s", d, n,
+             n == 1 ? "" : "s");
+    put_str(o, b);
+    for (size_t i = 0; i < n && i < top; i++) {
+        cli_duration(d, sizeof d, r[i].ns);
+        double pct = ns > 0 ? 100.0 * (double)r[i].ns / (double)ns : 0;
+        snprintf(b, sizeof b, "\n#%zu  %s  %.1f%%  %" PRIu64 " wait%s\n", i + 1, d, pct, r[i].count,
+                 r[i].count == 1 ? "" : "s");
+        put_str(o, b);
+        const tdx_frame *f = frame_at(t, r[i].stack, 0);
+        if (!f) put_str(o, "    (no stack)\n");
+        for (uint32_t k = 0; (f = frame_at(t, r[i].stack, k)) != NULL; k++) {
+            tdx_str fn = tdx_gen_str(t, f->func), file = tdx_gen_str(t, f->file);
+            put_str(o, "    ");
+            tdx_buf_append(o, fn.p, fn.n);
+            put_str(o, "\n        ");
+            tdx_buf_append(o, file.p, file.n);
+            snprintf(b, sizeof b, ":%" PRIu64 "\n", f->line);
+            put_str(o, b);
+        }
+        if (flush(o, stream)) return -1;
+    }
+    if (n > top) {
+        snprintf(b, sizeof b, "\n(%zu more stacks: --top %zu shows them all)\n", n - (size_t)top,
+                 n);
+        put_str(o, b);
+    }
+    return 0;
+}
+
+int cmd_pprof(int argc, char **argv) {
+    const char *type = NULL, *path = NULL, *out = NULL;
+    bool json = false, has_top = false;
+    uint64_t top = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            fputs(pprof_help, stdout);
+            return TDX_EXIT_OK;
+        } else if (!strcmp(argv[i], "-o")) {
+            if (i + 1 >= argc) return cli_usage_error("pprof", "-o needs a file");
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--top")) {
+            if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &top) || top == 0)
+                return cli_usage_error("pprof", "--top needs a count of 1 or more");
+            has_top = true;
+            i++;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error("pprof", "unknown option %s", argv[i]);
+        } else if (!type) {
+            type = argv[i];
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return cli_usage_error("pprof", "unexpected argument %s", argv[i]);
+        }
+    }
+    if (!type || !path)
+        return cli_usage_error("pprof", "need a TYPE (net, sync, syscall, sched) and an INDEX");
+    int which = tdx_goprof_parse(type);
+    if (which < 0)
+        return cli_usage_error("pprof", "unknown profile \"%s\": net, sync, syscall or sched",
+                               type);
+    if (json && has_top)
+        return cli_usage_error("pprof", "--json and --top are two outputs: pick one");
+    if (!out && !json && !has_top && isatty(STDOUT_FILENO))
+        return cli_usage_error("pprof", "a pprof file is not for a terminal: give -o FILE, or "
+                                        "--top N for a table");
+    if (out && cli_refuse_own_input(out, path)) return TDX_EXIT_FAIL;
+    tdx_index ix;
+    if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
+    if (out && cli_refuse_own_input(out, ix.path)) {
+        tdx_index_close(&ix);
+        return TDX_EXIT_FAIL;
+    }
+    tdx_err err;
+    tdx_err_clear(&err);
+    tdx_goprof_recs recs = {0};
+    tdx_buf o = {0};
+    int rc = -1;
+    uint64_t len;
+    const uint8_t *p;
+    if (!ix.sec[TDX_SEC_PPROF].present) {
+        fprintf(stderr,
+                "traceidx: %s: the index holds no profiles (an earlier traceidx built it): "
+                "rebuild it with `traceidx build`\n",
+                ix.path);
+        goto out;
+    }
+    if (!(p = tdx_index_section(&ix, TDX_SEC_PPROF, &len, &err)) ||
+        tdx_goprof_decode(p, (size_t)len, ix.sec[TDX_SEC_PPROF].off, (uint32_t)ix.tabs.stacks.n,
+                          which, &recs, &err))
+        goto report;
+    if (recs.n > 1) qsort(recs.v, recs.n, sizeof *recs.v, by_delay);
+    bool to_file = out && strcmp(out, "-") != 0;
+    int got = 0;
+    if (json) {
+        got = show_json(&o, !to_file, &ix.tabs, which, recs.v, recs.n);
+    } else if (has_top) {
+        got = show_top(&o, !to_file, &ix.tabs, which, recs.v, recs.n, top);
+    } else if (tdx_pprof_write(&o, &ix.tabs, recs.v, recs.n)) {
+        tdx_errf(&err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        goto report;
+    }
+    if (got) goto out; /* (stdout refused it: said) */
+    if (tdx_index_strings_ok(&ix, &err)) goto report;
+    if (to_file) {
+        if (tdx_write_file_atomic(out, o.v, o.n, &err)) {
+            cli_report(out, &err);
+            goto out;
+        }
+    } else if (cli_flush_out(&o, true)) {
+        goto out;
+    }
+    rc = 0;
+    goto out;
+report:
+    cli_report(ix.path, &err);
+out:
+    tdx_vec_free(&recs);
+    tdx_vec_free(&o);
+    tdx_index_close(&ix);
+    return rc ? TDX_EXIT_FAIL : TDX_EXIT_OK;
+}
