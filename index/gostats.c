@@ -17,6 +17,7 @@
 #include "core/varint.h"
 #include "index/extsort.h"
 #include "index/goprof.h"
+#include "index/regstats.h"
 #include "index/viewgen_ser.h"
 #include "index/viewgen_store.h"
 
@@ -38,8 +39,16 @@ typedef struct grec {
     uint32_t last_reason;
     bool used; /* a goroutine's (else a free slot: see `free`) */
     kvmap block, range, last_range;
-    tdx_goprof_g prof; /* its waits the profiles measure */
+    tdx_goprof_g prof;               /* its waits the profiles measure */
+    TDX_VEC(struct aregion) regions; /* its active regions, innermost last */
 } grec;
+
+/* A region not ended yet (Go's UserRegionSummary in activeRegions). */
+typedef struct aregion {
+    tdx_rgkey key; /* its type ("" for the one a goroutine inherits) and the frame it began at */
+    int64_t start;
+    bool has_start;
+} aregion;
 
 /* A map from a pair of 64-bit keys to an int64 (Go's syscallingP/G and rangesP maps). */
 typedef struct pmap {
@@ -60,8 +69,9 @@ struct tdx_gostats {
     pmap ranges_p; /* (proc, range name) -> the goroutine it began on */
     int64_t t0, last_ts, sync_ts;
     bool started;
-    bool profiling; /* also the pprof-style profiles (goprof.h) */
+    bool profiling; /* also the pprof-style profiles and the region table */
     tdx_goprof prof;
+    tdx_regstats regs;
     uint64_t nev;           /* events so far: the profiles' order of waits */
     TDX_VEC(uint8_t) rbits; /* store string id -> its reason bits | 0x80 (0: not known yet) */
     tdx_xsort *spill; /* ended goroutines' records, by (id, when spilled): the last one counts */
@@ -223,6 +233,7 @@ static void grec_free(grec *r) {
     kv_free(&r->range);
     kv_free(&r->last_range);
     tdx_goprof_g_free(&r->prof);
+    tdx_vec_free(&r->regions);
 }
 
 /* ---- life cycle ---- */
@@ -257,6 +268,7 @@ void tdx_gostats_free(tdx_gostats *s) {
     tdx_hmap_free(&s->strs);
     tdx_vec_free(&s->free);
     tdx_goprof_free(&s->prof);
+    tdx_regstats_free(&s->regs);
     tdx_vec_free(&s->rbits);
     tdx_vgstore_free(&s->store);
     free(s);
@@ -277,6 +289,14 @@ void tdx_gostats_profile(tdx_gostats *s) {
 
 const tdx_goprof *tdx_gostats_profiles(const tdx_gostats *s) {
     return &s->prof;
+}
+
+static tdx_str str_of(const void *s, uint32_t id) {
+    return tdx_gostats_str(s, id);
+}
+
+int tdx_gostats_regions_encode(const tdx_gostats *s, tdx_buf *out) {
+    return tdx_regstats_encode(&s->regs, str_of, s, out);
 }
 
 int64_t tdx_gostats_first_time(const tdx_gostats *s) {
@@ -422,6 +442,72 @@ static void profile_step(tdx_gostats *s, grec *r, const tdx_event *e, uint32_t w
     if (s->prof.oom) s->oom = 1;
 }
 
+/* ---- user regions (Go's per-goroutine region lists, as /userregions reads them) ---- */
+
+/* A string id of the store, with every empty text as 0 (keys compare ids). */
+static uint32_t key_string(tdx_gostats *s, const tdx_gen *g, uint32_t str) {
+    uint32_t id = own_string(s, g, str);
+    return tdx_gostats_str(s, id).n ? id : 0;
+}
+
+/* Go's IsSystemGoroutine of a goroutine's name. */
+static bool is_system(const tdx_gostats *s, uint32_t name) {
+    tdx_str t = tdx_gostats_str(s, name);
+    if (t.n == 0) return true;
+    if (t.n == 12 && !memcmp(t.p, "runtime.main", 12)) return false;
+    return t.n >= 8 && !memcmp(t.p, "runtime.", 8);
+}
+
+/* A region that begins with event e: its type, and the outermost frame of e's stack. */
+static aregion region_at(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, uint32_t type) {
+    aregion a;
+    memset(&a, 0, sizeof a);
+    a.key.type = type;
+    a.start = e->time;
+    a.has_start = true;
+    if (g && e->stack && e->stack < g->stacks.n && g->stacks.v[e->stack].nframes) {
+        const tdx_stack *st = &g->stacks.v[e->stack];
+        const tdx_frame *f = &g->frames.v[g->stack_frames.v[st->first + st->nframes - 1]];
+        a.key.pc = f->pc;
+        a.key.line = f->line;
+        a.key.func = key_string(s, g, f->func);
+        a.key.file = key_string(s, g, f->file);
+    }
+    return a;
+}
+
+/* A region ends (at `end`: its end event, the goroutine's, or the trace's end). */
+static void region_done(tdx_gostats *s, const aregion *a, int64_t end) {
+    tdx_regstats_add(&s->regs, &a->key, tdx_wsub(end, a->has_start ? a->start : s->t0));
+    if (s->regs.oom) s->oom = 1;
+}
+
+/* Go's finalize: a goroutine that is not a system one ends its active regions at `end`. */
+static void regions_close(tdx_gostats *s, grec *r, int64_t end) {
+    if (!is_system(s, r->st.name))
+        for (size_t i = 0; i < r->regions.n; i++) region_done(s, &r->regions.v[i], end);
+    r->regions.n = 0;
+}
+
+static void region_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g) {
+    grec *r = g_lookup(s, e->g); /* (Go would crash without one) */
+    if (!r) return;
+    if (e->kind == TDX_KIND_REGION_BEGIN) {
+        aregion a = region_at(s, e, g, key_string(s, g, e->str[0]));
+        if (tdx_vec_push(&r->regions, a)) s->oom = 1;
+        return;
+    }
+    if (r->regions.n) {
+        region_done(s, &r->regions.v[--r->regions.n], e->time);
+        return;
+    }
+    /* an end without a begin: a region from the trace's first event */
+    aregion a;
+    memset(&a, 0, sizeof a);
+    a.key.type = key_string(s, g, e->str[0]);
+    region_done(s, &a, e->time);
+}
+
 static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_err *err) {
     uint8_t from = e->from, to = e->to;
     int64_t id = e->res, t = e->time;
@@ -432,8 +518,13 @@ static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, t
     }
     grec *r;
     if (from == TDX_GO_UNDETERMINED || from == TDX_GO_NOTEXIST) {
+        /* created within a region: it inherits one, unnamed, begun by its creation */
+        const grec *creator = s->profiling ? g_lookup(s, e->g) : NULL;
+        bool inherit = creator && creator->regions.n;
+        aregion synth = inherit ? region_at(s, e, g, 0) : (aregion){0};
         r = new_record(s, id, from == TDX_GO_UNDETERMINED ? s->sync_ts : t);
         if (!r) return 0; /* (s->oom reports it) */
+        if (inherit && tdx_vec_push(&r->regions, synth)) s->oom = 1;
     } else {
         if (!(r = g_lookup(s, id))) return 0;
         switch (from) {
@@ -509,11 +600,13 @@ static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, t
         /* Blocked forever is like goroutine death. */
         r->st.end = t;
         finalize(s, r, t);
+        regions_close(s, r, t);
         break;
     }
     case TDX_GO_NOTEXIST:
         r->st.end = t;
         finalize(s, r, t);
+        regions_close(s, r, t);
         return retire(s, r, err);
     case TDX_GO_SYSCALL:
         if (pm_put(&s->sys_p, (uint64_t)e->p, 0, id) || pm_put(&s->sys_g, (uint64_t)id, 0, e->p))
@@ -705,6 +798,10 @@ int tdx_gostats_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_
     case TDX_KIND_RANGE_END:
         range_event(s, e, g);
         break;
+    case TDX_KIND_REGION_BEGIN:
+    case TDX_KIND_REGION_END:
+        if (s->profiling) region_event(s, e, g);
+        break;
     default:
         break;
     }
@@ -719,6 +816,8 @@ int tdx_gostats_finish(tdx_gostats *s, tdx_err *err) {
         if (!r->used) continue;
         finalize(s, r, s->last_ts);
         tdx_goprof_settle(&s->prof, &r->prof, r->st.end ? r->st.end : s->last_ts);
+        /* regions still open end with the trace (cmd/trace's end: the last Sync) */
+        regions_close(s, r, s->sync_ts);
         if (spill_one(s, r, err)) return -1;
     }
     if (s->oom) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");

@@ -65,12 +65,14 @@ int tdx_gostats_next(tdx_gostats *s, tdx_gostat *out, tdx_err *err);
 /* Reads the records again from the first. */
 int tdx_gostats_rewind(tdx_gostats *s, tdx_err *err);
 
-/* Also sums go tool trace's pprof-style profiles (goprof.h), before the first event: stack ids
- * are the tables' given to tdx_gostats_event, which must then be the same for every event (an
- * index's global tables). */
+/* Also sums go tool trace's pprof-style profiles (goprof.h) and its user region table
+ * (regstats.h), before the first event: the profiles' stack ids are the tables' given to
+ * tdx_gostats_event, which must then be the same for every event (an index's global tables). */
 void tdx_gostats_profile(tdx_gostats *s);
 /* The profiles' sums, once finished. */
 const tdx_goprof *tdx_gostats_profiles(const tdx_gostats *s);
+/* The region table as section REGIONS' bytes, once finished: 0, or -1 (memory). */
+int tdx_gostats_regions_encode(const tdx_gostats *s, tdx_buf *out);
 
 /* The first and the last event's time (0 before any). */
 int64_t tdx_gostats_first_time(const tdx_gostats *s);

@@ -43,7 +43,8 @@ const char *tdx_section_name(uint32_t kind) {
                                                   [TDX_SEC_VGNODES] = "VGNODES",
                                                   [TDX_SEC_FNAMES] = "FNAMES",
                                                   [TDX_SEC_GSTATS] = "GSTATS",
-                                                  [TDX_SEC_PPROF] = "PPROF"};
+                                                  [TDX_SEC_PPROF] = "PPROF",
+                                                  [TDX_SEC_REGIONS] = "REGIONS"};
     return kind < TDX_SEC_COUNT_ && n[kind] ? n[kind] : "UNKNOWN";
 }
 

@@ -15,6 +15,7 @@
 #include "index/evcodec.h"
 #include "index/goprof.h"
 #include "index/gsindex.h"
+#include "index/regstats.h"
 #include "index/query.h"
 #include "index/sumindex.h"
 #include "index/viewgen.h"
@@ -367,6 +368,20 @@ static int verify_pprof(tdx_index *ix, tdx_err *err) {
     return rc;
 }
 
+static int no_row(void *ctx, const tdx_rgrow *row) {
+    (void)ctx;
+    (void)row;
+    return 0;
+}
+
+/* The user region table as `regions` reads it. */
+static int verify_regions(tdx_index *ix, tdx_err *err) {
+    uint64_t len;
+    const uint8_t *p = tdx_index_section(ix, TDX_SEC_REGIONS, &len, err);
+    return p ? tdx_regstats_decode(p, (size_t)len, ix->sec[TDX_SEC_REGIONS].off, no_row, NULL, err)
+             : -1;
+}
+
 /* The split ranges as `ranges` reads them, within the proc view's output. */
 static int verify_ranges(tdx_index *ix, tdx_err *err) {
     tdx_vrange *r;
@@ -398,6 +413,7 @@ static int verify_views(tdx_index *ix, tdx_err *err) {
     if (!rc && ix->sec[TDX_SEC_RANGES].present) rc = verify_ranges(ix, err);
     if (!rc && ix->sec[TDX_SEC_GSTATS].present) rc = verify_gstats(ix, err);
     if (!rc && ix->sec[TDX_SEC_PPROF].present) rc = verify_pprof(ix, err);
+    if (!rc && ix->sec[TDX_SEC_REGIONS].present) rc = verify_regions(ix, err);
     if (st) tdx_vgstore_free(st);
     return rc;
 }

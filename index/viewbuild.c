@@ -978,6 +978,10 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     r.n = 0;
     if (tdx_goprof_encode(tdx_gostats_profiles(w0->gst), sh->tabs, &r)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_PPROF, r.v, r.n, err)) goto fail;
+    /* REGIONS: the user region table (index/regstats.c). */
+    r.n = 0;
+    if (tdx_gostats_regions_encode(w0->gst, &r)) goto oom;
+    if (tdx_iwriter_section(iw, TDX_SEC_REGIONS, r.v, r.n, err)) goto fail;
     r.n = 0;
     if (tdx_vgstore_save(&sh->store, &r, &nodes)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_VGSTORE, r.v, r.n, err) ||

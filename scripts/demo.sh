@@ -52,6 +52,9 @@ if "$T" --help | grep -q '^  build'; then
     step "User tasks by type, with their durations (go tool trace's /usertasks page; first lines)" \
          "traceidx tasks $OUT/service.tidx | head -n 24"
     "$T" tasks "$OUT/service.tidx" | head -n 24
+    step "User regions by type and where they began (go tool trace's /userregions page; first lines)" \
+         "traceidx regions $OUT/service.tidx | head -n 10"
+    "$T" regions "$OUT/service.tidx" | head -n 10
     step "Where goroutines waited on channels, selects and locks (go tool trace -pprof=sync; the top 2)" \
          "traceidx pprof sync $OUT/service.tidx --top 2 | head -n 14"
     "$T" pprof sync "$OUT/service.tidx" --top 2 | head -n 14

@@ -227,6 +227,35 @@ size_t cli_text_width(const char *s, size_t n) {
     return w;
 }
 
+void cli_hist_text(tdx_buf *o, const tdx_timehist *h) {
+    if (!h->count) return;
+    uint64_t most = 0;
+    for (int b = 0; b < TDX_HIST_BUCKETS; b++)
+        if (h->bucket[b] > most) most = h->bucket[b];
+    char d[64];
+    for (int b = h->min; b <= h->max + 1; b++) {
+        cli_duration(d, sizeof d, tdx_timehist_bucket_min(b));
+        tdx_buf_printf(o, "  ");
+        cli_pad(o, d, strlen(d), 12, true);
+        if (b <= h->max) {
+            int bar = most ? (int)(h->bucket[b] * 40 / most) : 0; /* (a crafted index: 0) */
+            tdx_buf_printf(o, "  %.*s%*s  %" PRIu64, bar,
+                           "########################################", 40 - bar, "", h->bucket[b]);
+        }
+        tdx_buf_printf(o, "\n");
+    }
+}
+
+void cli_hist_json(tdx_buf *o, const tdx_timehist *h) {
+    tdx_buf_printf(o, "[");
+    for (int b = h->min; h->count && b <= h->max; b++)
+        tdx_buf_printf(
+            o, "%s{\"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"count\": %" PRIu64 "}",
+            b > h->min ? ", " : "", tdx_timehist_bucket_min(b), tdx_timehist_bucket_min(b + 1),
+            h->bucket[b]);
+    tdx_buf_printf(o, "]");
+}
+
 void cli_pad(tdx_buf *o, const char *s, size_t n, size_t width, bool right_align) {
     size_t w = cli_text_width(s, n);
     int fill = w < width ? (int)(width - w) : 0;

@@ -11,6 +11,7 @@
 #include "core/reader.h"
 #include "core/source.h"
 #include "index/reader.h"
+#include "index/timehist.h"
 
 #define TDX_EXIT_OK 0
 #define TDX_EXIT_FAIL 1  /* bad input, or the requested check failed */
@@ -111,6 +112,12 @@ void cli_scratch_beside(char *buf, size_t n);
 /* Writes b to stdout and empties it once it holds 64 KiB or more, or with `final` (then also
  * flushing stdout); -1, said on stderr, when stdout refused it. */
 int cli_flush_out(tdx_buf *b, bool final);
+/* Go's duration histogram (cmd/trace's task and region pages) as text: from the smallest bucket
+ * it shows to the largest, each row its lower bound, a bar scaled to the fullest bucket and the
+ * count; then the last bucket's upper bound. */
+void cli_hist_text(tdx_buf *o, const tdx_timehist *h);
+/* The same rows as a JSON array of {"min_ns", "max_ns", "count"} ([] when empty). */
+void cli_hist_json(tdx_buf *o, const tdx_timehist *h);
 /* Appends s[0..n) padded with spaces to `width` columns, on the left (right-aligned) or right. */
 void cli_pad(tdx_buf *o, const char *s, size_t n, size_t width, bool right_align);
 
@@ -126,5 +133,6 @@ int cmd_ranges(int argc, char **argv);
 int cmd_goroutines(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
+int cmd_regions(int argc, char **argv);
 
 #endif

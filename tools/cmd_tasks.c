@@ -2,7 +2,6 @@
  * an index's SUMMARY: tasks grouped by type with a histogram of their durations, or one type's
  * tasks, shortest first. */
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +13,7 @@
 #include "index/format.h"
 #include "index/reader.h"
 #include "index/sumindex.h"
+#include "index/timehist.h"
 #include "index/viewgen_store.h"
 
 static const char tasks_help[] =
@@ -35,42 +35,12 @@ static const char tasks_help[] =
     "task, of type \"\"). Unlike go tool trace, tasks of equal duration go by id, and a task's\n"
     "log messages and regions are not listed.\n";
 
-/* ---- Go's TimeHistogram (internal/trace/traceviewer) ---- */
-
-#define NBUCKETS 100 /* ln(2^63) / ln(10^(1/5)) < 95 */
-
-typedef struct histo {
-    uint64_t count, bucket[NBUCKETS];
-    int min, max;
-} histo;
-
-/* Five buckets a decade, computed in doubles as Go computes them. */
-static double log_div(void) {
-    return log(pow(10, 1.0 / 5));
-}
-
-static void histo_add(histo *h, int64_t d) {
-    int b = 0;
-    if (d > 0) b = (int)(log((double)d) / log_div());
-    if (b < 0) b = 0;
-    if (b >= NBUCKETS) b = NBUCKETS - 1;
-    h->bucket[b]++;
-    /* Go's quirk: while the largest bucket is 0, every sample moves the smallest */
-    if (b < h->min || h->max == 0) h->min = b;
-    if (b > h->max) h->max = b;
-    h->count++;
-}
-
-static int64_t bucket_min(int b) {
-    return (int64_t)exp((double)b * log_div());
-}
-
 /* ---- the tasks ---- */
 
 typedef struct ttype {
     uint32_t name; /* viewer store string id */
     uint64_t count, complete;
-    histo h;
+    tdx_timehist h;
 } ttype;
 
 typedef struct walk {
@@ -115,7 +85,7 @@ static int on_task(void *ctx, uint64_t id, uint32_t name, const tdx_sumev *start
     w->n++;
     if (complete) {
         t->complete++;
-        histo_add(&t->h, d);
+        tdx_timehist_add(&t->h, d);
     }
     return 0;
 }
@@ -132,7 +102,6 @@ static int type_cmp(const void *pa, const void *pb, void *ctx) {
 static int show_types(walk *w, bool json) {
     if (w->types.n) qsort_r(w->types.v, w->types.n, sizeof *w->types.v, type_cmp, w);
     tdx_buf o = {0};
-    char d[64];
     int rc = 0;
     if (json) {
         tdx_buf_printf(&o, "{\"tasks\": %" PRIu64 ", \"types\": [", w->n);
@@ -142,14 +111,10 @@ static int show_types(walk *w, bool json) {
             tdx_str name = tdx_vgstore_str(w->store, t->name);
             tdx_json_quote(&o, name.p, name.n);
             tdx_buf_printf(&o,
-                           ", \"count\": %" PRIu64 ", \"complete\": %" PRIu64 ", \"histogram\": [",
+                           ", \"count\": %" PRIu64 ", \"complete\": %" PRIu64 ", \"histogram\": ",
                            t->count, t->complete);
-            for (int b = t->h.min; t->h.count && b <= t->h.max; b++)
-                tdx_buf_printf(
-                    &o,
-                    "%s{\"min_ns\": %" PRId64 ", \"max_ns\": %" PRId64 ", \"count\": %" PRIu64 "}",
-                    b > t->h.min ? ", " : "", bucket_min(b), bucket_min(b + 1), t->h.bucket[b]);
-            tdx_buf_printf(&o, "]}");
+            cli_hist_json(&o, &t->h);
+            tdx_buf_printf(&o, "}");
             if ((rc = cli_flush_out(&o, false))) break;
         }
         tdx_buf_printf(&o, "]}\n");
@@ -164,24 +129,8 @@ static int show_types(walk *w, bool json) {
             tdx_buf_printf(&o, ": %" PRIu64 " task%s, %" PRIu64 " complete\n", t->count,
                            t->count == 1 ? "" : "s", t->complete);
             if (!t->h.count) continue;
-            /* Go's rows: smallest to largest bucket, each its lower bound, a bar scaled to the
-             * fullest bucket, the count; then the last bucket's upper bound */
             tdx_buf_printf(&o, "  Duration distribution (complete tasks):\n");
-            uint64_t most = 0;
-            for (int b = 0; b < NBUCKETS; b++)
-                if (t->h.bucket[b] > most) most = t->h.bucket[b];
-            for (int b = t->h.min; b <= t->h.max + 1; b++) {
-                cli_duration(d, sizeof d, bucket_min(b));
-                tdx_buf_printf(&o, "  ");
-                cli_pad(&o, d, strlen(d), 12, true);
-                if (b <= t->h.max) {
-                    int bar = (int)(t->h.bucket[b] * 40 / most);
-                    tdx_buf_printf(&o, "  %.*s%*s  %" PRIu64, bar,
-                                   "########################################", 40 - bar, "",
-                                   t->h.bucket[b]);
-                }
-                tdx_buf_printf(&o, "\n");
-            }
+            cli_hist_text(&o, &t->h);
             if ((rc = cli_flush_out(&o, false))) break;
         }
     }

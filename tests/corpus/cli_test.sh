@@ -172,7 +172,7 @@ if [ -w /dev/full ]; then
         "dump --events $W/lastp.tidx" "query $W/lastp.tidx" "validate $W/good.trace" --help \
         "goroutines $W/lastp.tidx" "tasks $W/lastp.tidx" "tasks --json $W/lastp.tidx" \
         "pprof sched $W/lastp.tidx" "pprof sync --json $W/lastp.tidx" \
-        "pprof syscall --top 5 $W/lastp.tidx"; do
+        "pprof syscall --top 5 $W/lastp.tidx" "regions $W/lastp.tidx"; do
         # shellcheck disable=SC2086 # $c holds a command and its arguments
         "$T" $c >/dev/full 2>"$W/err"
         st=$?

@@ -293,6 +293,8 @@ def check_corrupt(tdx, name, tmp):
         if kind == 22:
             expect_error(tdx, [tdx, "pprof", "sched", bad, "--json"], ["corrupt", "rebuild"],
                          what + " (pprof)")
+        if kind == 23:
+            expect_error(tdx, [tdx, "regions", bad], ["corrupt", "rebuild"], what + " (regions)")
         # A whole-trace query replays every event block (decoded ahead on a second thread).
         if kind == 7:
             expect_error(tdx, [tdx, "query", bad, "-o", os.path.join(tmp, "q.json")],

@@ -11,62 +11,25 @@
 
 usage: pprof_test.py TRACEIDX REPO_TESTDATA
 """
-import gzip
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run
+from goevents import golden_traces, parse
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 PROFILES = ("net", "sync", "syscall", "sched")
 MAX_PCS = 128
 
-EVENT = re.compile(r'^M=\S+ P=\S+ G=\S+ (\w+) Time=(-?\d+)(.*)$')
-TRANSITION = re.compile(r' GoID=(\d+) (\w+)->(\w+) Reason=(".*")$')
-FRAME = re.compile(r'^\t(.*) @ 0x([0-9a-f]+)$')
-WHERE = re.compile(r'^\t\t(.*):(\d+)$')
-
-
-def parse(path):
-    """The events of events.txt: [time, kind, goid, old, new, reason, stack]; stack is the
-    event's own (Stack=, not TransitionStack=), a tuple of (func, file, line, pc)."""
-    if not os.path.exists(path):
-        path += ".gz"
-    opener = gzip.open if path.endswith(".gz") else open
-    evs, which = [], None
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            m = EVENT.match(line)
-            if m:
-                kind, t, rest = m.group(1), int(m.group(2)), m.group(3)
-                ev = [t, kind, None, None, None, "", ()]
-                tm = TRANSITION.search(rest) if kind == "StateTransition" else None
-                if tm:
-                    ev[2:6] = int(tm.group(1)), tm.group(2), tm.group(3), json.loads(tm.group(4))
-                evs.append(ev)
-                which = None
-            elif line in ("Stack=", "TransitionStack="):
-                which = line
-            elif which == "Stack=" and FRAME.match(line):
-                fm = FRAME.match(line)
-                evs[-1][6] += ((fm.group(1), None, None, int(fm.group(2), 16)),)
-            elif which == "Stack=" and WHERE.match(line):
-                wm = WHERE.match(line)
-                fn, _, _, pc = evs[-1][6][-1]
-                evs[-1][6] = evs[-1][6][:-1] + ((fn, wm.group(1), int(wm.group(2)), pc),)
-    return evs
-
-
 def profiles(evs):
     """cmd/trace's four profiles of the events: {name: sorted [(count, ns, stack)]}."""
     # the summary's goroutines (the last record of an id), from its first run to its end
     gs = {}
-    for t, kind, g, old, new, reason, _ in evs:
+    for ev in evs:
+        t, g, old, new, reason = ev.time, ev.goid, ev.old, ev.new, ev.reason
         if g is None or old == new:
             continue
         if old in ("Undetermined", "NotExist"):
@@ -77,7 +40,7 @@ def profiles(evs):
             gs[g][0] = t
         if new == "NotExist" or (new == "Waiting" and reason == "forever"):
             gs[g][1] = t
-    tend = evs[-1][0]
+    tend = evs[-1].time
     out = {}
     for name, state, track in (
             ("net", "Waiting", lambda r: r == "network"),
@@ -85,7 +48,8 @@ def profiles(evs):
             ("syscall", "Syscall", lambda r: True),
             ("sched", "Runnable", lambda r: True)):
         recs, tracking = {}, {}
-        for t, kind, g, old, new, reason, stack in evs:
+        for ev in evs:
+            t, g, new, reason, stack = ev.time, ev.goid, ev.new, ev.reason, ev.stack
             if g is None:
                 continue
             began = tracking.get(g)
@@ -296,22 +260,12 @@ def main():
             print("SKIP: %s not found: Go's traces not checked" % golden)
             return
         n = nonzero = 0
-        for name in sorted(os.listdir(golden)):
-            d = os.path.join(golden, name)
-            if not os.path.isdir(d) or name == "synth-split" or \
-                    os.path.exists(os.path.join(d, "error.txt")):
-                continue
-            trace = [p for p in (os.path.join(TESTDATA, "go-tests-bin", name + ".trace"),
-                                 os.path.join(TESTDATA, "v1", name + ".trace"),
-                                 os.path.join(TESTDATA, "seed", name + ".test"))
-                     if os.path.exists(p)]
-            if name == "go122":
-                trace = [os.path.join(TESTDATA, "seed", "go122.test")]
+        for name, trace, events in golden_traces(TESTDATA):
             if not trace:
                 fail("%s: no trace for the golden" % name)
             idx = os.path.join(tmp, name + ".tidx")
-            run([TDX, "build", trace[0], "-o", idx], ok=True)
-            want = profiles(parse(os.path.join(d, "events.txt")))
+            run([TDX, "build", trace, "-o", idx], ok=True)
+            want = profiles(parse(events))
             check(name, idx, want, tmp)
             n += 1
             nonzero += sum(1 for k in PROFILES if want[k])

@@ -1,0 +1,80 @@
+"""Go's parser output as the goldens hold it (events.txt: `go tool trace -d=parsed`), read into
+the fields the analysis tests model cmd/trace with."""
+import gzip
+import json
+import os
+import re
+
+EVENT = re.compile(r'^M=\S+ P=\S+ G=(\S+) (\w+) Time=(-?\d+)(.*)$')
+TRANSITION = re.compile(r' GoID=(\d+) (\w+)->(\w+) Reason=(".*")$')
+REGION = re.compile(r' Task=\d+ Type=(".*")$')
+FRAME = re.compile(r'^\t(.*) @ 0x([0-9a-f]+)$')
+WHERE = re.compile(r'^\t\t(.*):(\d+)$')
+
+
+class Ev:
+    """One event: time, kind, g (the event's goroutine, None for -1), and for a goroutine's
+    state transition goid, old, new and reason; for a region its type; stack (the event's own)
+    and tstack (a transition's), tuples of frames (func, file, line, pc), innermost first."""
+    __slots__ = ("time", "kind", "g", "goid", "old", "new", "reason", "rtype", "stack", "tstack")
+
+    def __init__(self, time, kind, g):
+        self.time, self.kind, self.g = time, kind, g
+        self.goid = self.old = self.new = self.rtype = None
+        self.reason = ""
+        self.stack = self.tstack = ()
+
+
+def parse(path):
+    """The events of an events.txt (or events.txt.gz)."""
+    if not os.path.exists(path):
+        path += ".gz"
+    opener = gzip.open if path.endswith(".gz") else open
+    evs, which = [], None
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = EVENT.match(line)
+            if m:
+                g = int(m.group(1))
+                ev = Ev(int(m.group(3)), m.group(2), None if g == -1 else g)
+                rest = m.group(4)
+                tm = TRANSITION.search(rest) if ev.kind == "StateTransition" else None
+                if tm:
+                    ev.goid, ev.old, ev.new = int(tm.group(1)), tm.group(2), tm.group(3)
+                    ev.reason = json.loads(tm.group(4))
+                rm = REGION.search(rest) if ev.kind in ("RegionBegin", "RegionEnd") else None
+                if rm:
+                    ev.rtype = json.loads(rm.group(1))
+                evs.append(ev)
+                which = None
+            elif line in ("Stack=", "TransitionStack="):
+                which = "stack" if line == "Stack=" else "tstack"
+            elif which and FRAME.match(line):
+                fm = FRAME.match(line)
+                frames = getattr(evs[-1], which)
+                setattr(evs[-1], which, frames + ((fm.group(1), None, None, int(fm.group(2), 16)),))
+            elif which and WHERE.match(line):
+                wm = WHERE.match(line)
+                frames = getattr(evs[-1], which)
+                fn, _, _, pc = frames[-1]
+                setattr(evs[-1], which, frames[:-1] + ((fn, wm.group(1), int(wm.group(2)), pc),))
+    return evs
+
+
+def golden_traces(testdata):
+    """(name, trace path, events.txt path) of every golden of a successful trace but the large
+    synthetic one."""
+    golden = os.path.join(testdata, "golden")
+    for name in sorted(os.listdir(golden)):
+        d = os.path.join(golden, name)
+        if not os.path.isdir(d) or name == "synth-split" or \
+                os.path.exists(os.path.join(d, "error.txt")):
+            continue
+        if name == "go122":
+            trace = os.path.join(testdata, "seed", "go122.test")
+        else:
+            trace = next((p for p in (os.path.join(testdata, "go-tests-bin", name + ".trace"),
+                                      os.path.join(testdata, "v1", name + ".trace"))
+                          if os.path.exists(p)), None)
+        yield name, trace, os.path.join(d, "events.txt")
