@@ -17,15 +17,15 @@
 
 #define MAX_PCS 128 /* Go's pprofMaxStack: stacks are one when these many PCs are */
 
-static const char *const names[TDX_PROF_COUNT] = {"net", "sync", "syscall", "sched"};
+static const char *const profile_names[TDX_PROF_COUNT] = {"net", "sync", "syscall", "sched"};
 
 const char *tdx_goprof_name(int which) {
-    return which >= 0 && which < TDX_PROF_COUNT ? names[which] : "";
+    return which >= 0 && which < TDX_PROF_COUNT ? profile_names[which] : "";
 }
 
 int tdx_goprof_parse(const char *name) {
     for (int i = 0; i < TDX_PROF_COUNT; i++)
-        if (!strcmp(name, names[i])) return i;
+        if (!strcmp(name, profile_names[i])) return i;
     return -1;
 }
 
@@ -54,6 +54,7 @@ void tdx_goprof_free(tdx_goprof *p) {
 
 void tdx_goprof_g_free(tdx_goprof_g *g) {
     tdx_vec_free(&g->pending);
+    tdx_vec_free(&g->unnamed);
     memset(g, 0, sizeof *g);
 }
 
@@ -63,32 +64,62 @@ static int64_t overlap(int64_t a, int64_t b, int64_t c, int64_t d) {
     return tdx_wsub(b < d ? b : d, a > c ? a : c);
 }
 
-static void add(tdx_goprof *p, int which, uint32_t stack, int64_t ns, uint64_t seq) {
+static uint64_t sum_hash(uint32_t stack, uint32_t name, int which) {
+    uint64_t w[2] = {(uint64_t)stack << 32 | name, (uint64_t)which};
+    return XXH3_64bits(w, sizeof w);
+}
+
+static void add(tdx_goprof *p, int which, uint32_t name, uint32_t stack, int64_t ns, uint64_t seq) {
     if (ns <= 0) return;
-    uint64_t key = (uint64_t)stack << 2 | (uint64_t)which;
-    int inserted;
-    uint32_t *slot = tdx_hmap_upsert(&p->idx, key, (uint32_t)p->sums.n, &inserted);
-    if (!slot) {
-        p->oom = 1;
-        return;
+    uint64_t h = sum_hash(stack, name, which);
+    uint32_t at;
+    for (;; h++) { /* a hash two keys share: the next */
+        at = tdx_hmap_get(&p->idx, h);
+        if (at == TDX_HMAP_EMPTY) break;
+        const tdx_goprof_sum *s = &p->sums.v[at];
+        if (s->stack == stack && s->name == name && s->which == which) break;
     }
-    if (inserted) {
-        tdx_goprof_sum z = {stack, (uint8_t)which, 0, 0, 0};
-        if (p->sums.n >= UINT32_MAX - 1 || tdx_vec_push(&p->sums, z)) {
+    if (at == TDX_HMAP_EMPTY) {
+        tdx_goprof_sum z = {stack, name, (uint8_t)which, 0, 0, 0};
+        if (p->sums.n >= UINT32_MAX - 1 || tdx_vec_push(&p->sums, z) ||
+            tdx_hmap_put(&p->idx, h, (uint32_t)(p->sums.n - 1))) {
             p->oom = 1;
             return;
         }
+        at = (uint32_t)(p->sums.n - 1);
     }
-    tdx_goprof_sum *s = &p->sums.v[*slot];
+    tdx_goprof_sum *s = &p->sums.v[at];
     s->count++;
     s->ns = tdx_wadd(s->ns, ns);
     if (seq > s->seq) s->seq = seq;
 }
 
+/* A counted wait: filed under the goroutine's name, or kept until it has one. */
+static void count(tdx_goprof *p, tdx_goprof_g *g, int which, uint32_t name, uint32_t stack,
+                  int64_t ns, uint64_t seq) {
+    if (ns <= 0) return;
+    if (name) {
+        add(p, which, name, stack, ns, seq);
+        return;
+    }
+    tdx_goprof_done d = {ns, seq, stack, (uint8_t)which};
+    if (tdx_vec_push(&g->unnamed, d)) p->oom = 1;
+}
+
+static void file_unnamed(tdx_goprof *p, tdx_goprof_g *g, uint32_t name) {
+    for (size_t i = 0; i < g->unnamed.n; i++) {
+        const tdx_goprof_done *d = &g->unnamed.v[i];
+        add(p, d->which, name, d->stack, d->ns, d->seq);
+    }
+    g->unnamed.n = 0;
+}
+
 void tdx_goprof_step(tdx_goprof *p, tdx_goprof_g *g, int64_t t, uint64_t seq, uint8_t to,
-                     unsigned reason_bits, uint32_t stack, int64_t start, int64_t end) {
+                     unsigned reason_bits, uint32_t stack, int64_t start, int64_t end,
+                     uint32_t name) {
     /* Waits that ended before the first run count nothing once it has come. */
     if (start && g->pending.n) g->pending.n = 0;
+    if (name && g->unnamed.n) file_unnamed(p, g, name);
     for (int k = 0; k < TDX_PROF_COUNT; k++) {
         unsigned bit = 1u << k;
         if (!(g->on & bit)) {
@@ -103,7 +134,8 @@ void tdx_goprof_step(tdx_goprof *p, tdx_goprof_g *g, int64_t t, uint64_t seq, ui
         if (to == measured[k]) continue;
         g->on &= (uint8_t)~bit;
         if (start) {
-            add(p, k, g->stack[k], overlap(start, end ? end : INT64_MAX, g->at[k], t), seq);
+            count(p, g, k, name, g->stack[k], overlap(start, end ? end : INT64_MAX, g->at[k], t),
+                  seq);
             continue;
         }
         tdx_goprof_wait w = {g->at[k], t, seq, g->stack[k], (uint8_t)k};
@@ -111,137 +143,222 @@ void tdx_goprof_step(tdx_goprof *p, tdx_goprof_g *g, int64_t t, uint64_t seq, ui
     }
 }
 
-void tdx_goprof_settle(tdx_goprof *p, tdx_goprof_g *g, int64_t end) {
+void tdx_goprof_settle(tdx_goprof *p, tdx_goprof_g *g, int64_t end, uint32_t name) {
     for (size_t i = 0; i < g->pending.n; i++) {
         const tdx_goprof_wait *w = &g->pending.v[i];
-        add(p, w->which, w->stack, overlap(0, end, w->from, w->to), w->seq);
+        add(p, w->which, name, w->stack, overlap(0, end, w->from, w->to), w->seq);
     }
     g->pending.n = 0;
+    file_unnamed(p, g, name);
 }
 
 /* ---- the section ---- */
 
-#define MAGIC "TDXPPF01"
+#define MAGIC "TDXPPF02"
 
-/* A sum with its stack's first PCs, for finding the stacks Go takes as one. */
+typedef struct encctx {
+    const tdx_goprof *p;
+    tdx_goprof_str_fn str;
+    const void *ctx;
+    uint32_t *rank; /* name id -> its place in the name table (by bytes) */
+} encctx;
+
+static int cmp_name(const void *a, const void *b, void *pc) {
+    const encctx *c = pc;
+    return tdx_str_cmp(c->str(c->ctx, *(const uint32_t *)a), c->str(c->ctx, *(const uint32_t *)b));
+}
+
+static int cmp_sum(const void *a, const void *b, void *pc) {
+    const encctx *c = pc;
+    const tdx_goprof_sum *x = &c->p->sums.v[*(const uint32_t *)a],
+                         *y = &c->p->sums.v[*(const uint32_t *)b];
+    if (x->which != y->which) return x->which < y->which ? -1 : 1;
+    uint32_t rx = c->rank[x->name], ry = c->rank[y->name];
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+int tdx_goprof_encode(const tdx_goprof *p, tdx_goprof_str_fn str, const void *ctx, tdx_buf *out) {
+    size_t n = p->sums.n;
+    uint32_t maxname = 0;
+    for (size_t i = 0; i < n; i++)
+        if (p->sums.v[i].name > maxname) maxname = p->sums.v[i].name;
+    uint32_t *rank = calloc((size_t)maxname + 1, sizeof *rank);
+    uint32_t *names = malloc(((size_t)maxname + 1) * sizeof *names);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    int rc = -1;
+    if (!rank || !names || !order) goto done;
+    /* the names that have waits, by bytes; rank holds place + 1 while collecting */
+    size_t nn = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t nm = p->sums.v[i].name;
+        if (!rank[nm]) rank[nm] = 1, names[nn++] = nm;
+    }
+    encctx c = {p, str, ctx, rank};
+    if (nn > 1) qsort_r(names, nn, sizeof *names, cmp_name, &c);
+    for (size_t i = 0; i < nn; i++) rank[names[i]] = (uint32_t)i;
+    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    if (n > 1) qsort_r(order, n, sizeof *order, cmp_sum, &c);
+    rc = tdx_buf_append(out, MAGIC, 8) | tdx_buf_uvarint(out, nn);
+    for (size_t i = 0; i < nn && !rc; i++) {
+        tdx_str t = str(ctx, names[i]);
+        rc = tdx_ser_bytes(out, t.p, t.n);
+    }
+    size_t at = 0;
+    for (int w = 0; w < TDX_PROF_COUNT && !rc; w++) {
+        size_t e = at;
+        while (e < n && p->sums.v[order[e]].which == w) e++;
+        rc = tdx_buf_uvarint(out, e - at);
+        uint32_t pname = 0, pstack = 0;
+        for (size_t i = at; i < e && !rc; i++) {
+            const tdx_goprof_sum *s = &p->sums.v[order[i]];
+            uint32_t r = rank[s->name];
+            /* the name's place from the previous record's; the stack from the previous
+             * record's when the name is the same */
+            uint32_t sd = i > at && r == pname ? s->stack - pstack : s->stack;
+            rc = tdx_buf_uvarint(out, i > at ? r - pname : r) | tdx_buf_uvarint(out, sd) |
+                 tdx_buf_uvarint(out, s->count) | tdx_ser_i(out, s->ns) |
+                 tdx_buf_uvarint(out, s->seq);
+            pname = r;
+            pstack = s->stack;
+        }
+        at = e;
+    }
+done:
+    free(rank);
+    free(names);
+    free(order);
+    return rc ? -1 : 0;
+}
+
+/* A record with its stack's first PCs, for finding the stacks Go takes as one. */
 typedef struct keyed {
     uint64_t hash;
     const uint64_t *pcs; /* into a shared array */
     uint32_t npcs;
-    uint32_t sum;
+    uint32_t rec;
 } keyed;
 
-static int cmp_keyed(const void *a, const void *b, void *ctx) {
+static int cmp_keyed(const void *a, const void *b) {
     const keyed *x = a, *y = b;
-    const tdx_goprof *p = ctx;
-    uint8_t wx = p->sums.v[x->sum].which, wy = p->sums.v[y->sum].which;
-    if (wx != wy) return wx < wy ? -1 : 1;
     if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
     if (x->npcs != y->npcs) return x->npcs < y->npcs ? -1 : 1;
     int c = memcmp(x->pcs, y->pcs, x->npcs * sizeof *x->pcs);
     if (c) return c;
-    return x->sum < y->sum ? -1 : x->sum > y->sum;
+    return x->rec < y->rec ? -1 : x->rec > y->rec;
 }
 
-typedef struct outrec {
-    uint8_t which;
-    tdx_goprof_rec r;
-} outrec;
-
-static int cmp_out(const void *a, const void *b) {
-    const outrec *x = a, *y = b;
-    if (x->which != y->which) return x->which < y->which ? -1 : 1;
-    return x->r.stack < y->r.stack ? -1 : x->r.stack > y->r.stack;
+static int cmp_rec(const void *a, const void *b) {
+    const tdx_goprof_rec *x = a, *y = b;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-int tdx_goprof_encode(const tdx_goprof *p, const tdx_gen *tabs, tdx_buf *out) {
-    size_t n = p->sums.n;
-    keyed *k = calloc(n ? n : 1, sizeof *k);
-    uint64_t *pcs = calloc(n ? n * MAX_PCS : 1, sizeof *pcs);
-    outrec *o = calloc(n ? n : 1, sizeof *o);
-    int rc = -1;
-    if (!k || !pcs || !o) goto done;
+/* Merges the records whose stacks' first 128 PCs are equal (padded with zeros), in place. */
+static int merge(tdx_goprof_recs *r, const tdx_gen *tabs) {
+    size_t n = r->n;
+    if (n < 2) return 0;
+    keyed *k = malloc(n * sizeof *k);
+    uint64_t *pcs = calloc(n * MAX_PCS, sizeof *pcs);
+    tdx_goprof_rec *o = malloc(n * sizeof *o);
+    if (!k || !pcs || !o) {
+        free(k);
+        free(pcs);
+        free(o);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++) {
-        uint32_t s = p->sums.v[i].stack, m = 0;
+        uint32_t s = r->v[i].stack, m = 0;
         uint64_t *v = pcs + i * MAX_PCS;
         if (s < tabs->stacks.n) {
             const tdx_stack *st = &tabs->stacks.v[s];
             for (; m < st->nframes && m < MAX_PCS; m++)
                 v[m] = tabs->frames.v[tabs->stack_frames.v[st->first + m]].pc;
         }
-        while (m && v[m - 1] == 0) m--; /* Go compares the PCs padded with zeros */
+        while (m && v[m - 1] == 0) m--;
         k[i] = (keyed){XXH3_64bits(v, m * sizeof *v), v, m, (uint32_t)i};
     }
-    if (n > 1) qsort_r(k, n, sizeof *k, cmp_keyed, (void *)p);
+    qsort(k, n, sizeof *k, cmp_keyed);
     size_t no = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && p->sums.v[k[i].sum].which == p->sums.v[k[j].sum].which &&
-               k[i].hash == k[j].hash && k[i].npcs == k[j].npcs &&
-               !memcmp(k[i].pcs, k[j].pcs, k[i].npcs * sizeof *pcs))
+        while (j < n && k[j].hash == k[i].hash && k[j].npcs == k[i].npcs &&
+               !memcmp(k[j].pcs, k[i].pcs, k[i].npcs * sizeof *pcs))
             j++;
-        const tdx_goprof_sum *rep = &p->sums.v[k[i].sum];
-        outrec r = {rep->which, {rep->stack, 0, 0}};
-        for (size_t m = i; m < j; m++) {
-            const tdx_goprof_sum *s = &p->sums.v[k[m].sum];
-            r.r.count += s->count;
-            r.r.ns = tdx_wadd(r.r.ns, s->ns);
-            if (s->seq > rep->seq) rep = s, r.r.stack = s->stack;
+        tdx_goprof_rec m = r->v[k[i].rec];
+        for (size_t x = i + 1; x < j; x++) {
+            const tdx_goprof_rec *y = &r->v[k[x].rec];
+            m.count += y->count;
+            m.ns = tdx_wadd(m.ns, y->ns);
+            if (y->seq > m.seq) m.seq = y->seq, m.stack = y->stack;
         }
-        o[no++] = r;
+        o[no++] = m;
         i = j;
     }
-    if (no > 1) qsort(o, no, sizeof *o, cmp_out);
-    rc = tdx_buf_append(out, MAGIC, 8);
-    size_t at = 0;
-    for (int w = 0; w < TDX_PROF_COUNT && !rc; w++) {
-        size_t e = at;
-        while (e < no && o[e].which == w) e++;
-        rc = tdx_buf_uvarint(out, e - at);
-        uint32_t prev = 0;
-        for (size_t i = at; i < e && !rc; i++) {
-            rc = tdx_buf_uvarint(out, o[i].r.stack - prev) | tdx_buf_uvarint(out, o[i].r.count) |
-                 tdx_ser_i(out, o[i].r.ns);
-            prev = o[i].r.stack;
-        }
-        at = e;
-    }
-done:
+    memcpy(r->v, o, no * sizeof *o);
+    r->n = no;
     free(k);
     free(pcs);
     free(o);
-    return rc ? -1 : 0;
+    return 0;
 }
 
-int tdx_goprof_decode(const uint8_t *p, size_t n, uint64_t off, uint32_t nstacks, int which,
-                      tdx_goprof_recs *out, tdx_err *err) {
+int tdx_goprof_read(const uint8_t *p, size_t n, uint64_t off, const tdx_gen *tabs, int which,
+                    const tdx_str *name, tdx_goprof_recs *out, bool *named, tdx_err *err) {
     out->n = 0;
+    *named = false; /* (until the names are read) */
     if (n < 8 || memcmp(p, MAGIC, 8) != 0) return tdx_index_corrupt(err, off, "section PPROF");
     tdx_deser d = {p + 8, p + n, 0};
-    for (int w = 0; w < TDX_PROF_COUNT && !d.bad; w++) {
-        uint64_t cnt = tdx_deser_u(&d);
-        if (cnt > (uint64_t)(d.end - d.p) / 3) { /* a record takes 3 bytes at least */
+    uint64_t nn = tdx_deser_u(&d);
+    if (nn > (uint64_t)(d.end - d.p)) d.bad = 1; /* a name takes a byte at least */
+    uint64_t want = UINT64_MAX;                  /* the wanted name's place (UINT64_MAX: all) */
+    tdx_str prev = {(const uint8_t *)"", 0};
+    for (uint64_t i = 0; i < nn && !d.bad; i++) {
+        uint64_t len = tdx_deser_u(&d);
+        if (d.bad || len > (uint64_t)(d.end - d.p)) {
             d.bad = 1;
             break;
         }
-        uint64_t stack = 0;
+        tdx_str t = {d.p, (uint32_t)len};
+        d.p += len;
+        if (i && tdx_str_cmp(prev, t) >= 0) d.bad = 1; /* by bytes, each once */
+        prev = t;
+        if (name && name->n && !tdx_str_cmp(t, *name)) want = i;
+    }
+    if (name && name->n && want == UINT64_MAX) want = UINT64_MAX - 1; /* none matches */
+    *named = want != UINT64_MAX - 1;
+    uint32_t nstacks = (uint32_t)tabs->stacks.n;
+    for (int w = 0; w < TDX_PROF_COUNT && !d.bad; w++) {
+        uint64_t cnt = tdx_deser_u(&d);
+        if (cnt > (uint64_t)(d.end - d.p) / 5) { /* a record takes 5 bytes at least */
+            d.bad = 1;
+            break;
+        }
+        uint64_t nm = 0, stack = 0;
         for (uint64_t i = 0; i < cnt && !d.bad; i++) {
-            uint64_t delta = tdx_deser_u(&d);
+            uint64_t dn = tdx_deser_u(&d), ds = tdx_deser_u(&d);
             tdx_goprof_rec r;
             r.count = tdx_deser_u(&d);
             r.ns = tdx_deser_i(&d);
-            /* ids rise strictly; every total is of one wait or more, each longer than 0 */
-            if ((i && delta == 0) || delta >= nstacks || stack + delta >= nstacks || r.count == 0) {
+            r.seq = tdx_deser_u(&d);
+            /* (name, stack) rise strictly; every total is of one wait or more */
+            bool same = i && dn == 0;
+            uint64_t s = same ? stack + ds : ds;
+            if (d.bad || dn >= nn || nm + dn >= nn || ds >= nstacks || s >= nstacks ||
+                (same && ds == 0) || r.count == 0) {
                 d.bad = 1;
                 break;
             }
-            stack += delta;
-            r.stack = (uint32_t)stack;
-            if (w == which && tdx_vec_push(out, r))
+            nm += dn;
+            stack = s;
+            r.stack = (uint32_t)s;
+            if (w != which || (want < UINT64_MAX && nm != want)) continue;
+            if (tdx_vec_push(out, r))
                 return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         }
     }
     if (d.bad || d.p != d.end)
         return tdx_index_corrupt(err, off + (uint64_t)(d.p - p), "section PPROF");
+    if (merge(out, tabs)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    if (out->n > 1) qsort(out->v, out->n, sizeof *out->v, cmp_rec);
     return 0;
 }

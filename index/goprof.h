@@ -36,16 +36,25 @@ typedef struct tdx_goprof_wait {
     uint8_t which;
 } tdx_goprof_wait;
 
+/* A wait counted before its goroutine had a name (Go files it under the final one). */
+typedef struct tdx_goprof_done {
+    int64_t ns;
+    uint64_t seq;
+    uint32_t stack;
+    uint8_t which;
+} tdx_goprof_done;
+
 /* One goroutine's waits being measured. */
 typedef struct tdx_goprof_g {
     int64_t at[TDX_PROF_COUNT];
     uint32_t stack[TDX_PROF_COUNT];
     uint8_t on; /* bit per profile */
     TDX_VEC(tdx_goprof_wait) pending;
+    TDX_VEC(tdx_goprof_done) unnamed;
 } tdx_goprof_g;
 
 typedef struct tdx_goprof_sum {
-    uint32_t stack;
+    uint32_t stack, name; /* name: the goroutines' (the caller's string id; 0 is "") */
     uint8_t which;
     uint64_t count;
     int64_t ns;   /* Go's time.Duration sum (wrapping) */
@@ -53,7 +62,7 @@ typedef struct tdx_goprof_sum {
 } tdx_goprof_sum;
 
 typedef struct tdx_goprof {
-    tdx_hmap idx; /* stack << 2 | profile -> sums index */
+    tdx_hmap idx; /* hash of (stack, name, profile) (+ probe) -> sums index */
     TDX_VEC(tdx_goprof_sum) sums;
     int oom;
 } tdx_goprof;
@@ -63,28 +72,38 @@ void tdx_goprof_g_free(tdx_goprof_g *g);
 
 /* A transition of the goroutine to state `to` at time t (event number seq), with the event's
  * stack and its reason's bits; start and end: the goroutine's summary times after it (0: not
- * yet). Sets p->oom when memory runs out. */
+ * yet), name its name so far (0: none yet). Sets p->oom when memory runs out. */
 void tdx_goprof_step(tdx_goprof *p, tdx_goprof_g *g, int64_t t, uint64_t seq, uint8_t to,
-                     unsigned reason_bits, uint32_t stack, int64_t start, int64_t end);
-/* The goroutine's summary record ends (it ended at `end`, or the trace did) without having run:
- * its pending waits count. */
-void tdx_goprof_settle(tdx_goprof *p, tdx_goprof_g *g, int64_t end);
+                     unsigned reason_bits, uint32_t stack, int64_t start, int64_t end,
+                     uint32_t name);
+/* The goroutine's summary record ends (it ended at `end`, or the trace did), named `name`: its
+ * waits pending since before a first run that never came count, and those counted before it had
+ * a name are filed under it. */
+void tdx_goprof_settle(tdx_goprof *p, tdx_goprof_g *g, int64_t end, uint32_t name);
 
 /* ---- the section ---- */
+
+/* The text of a string id of the sums' names. */
+typedef tdx_str (*tdx_goprof_str_fn)(const void *ctx, uint32_t id);
+
+/* PPROF's bytes. 0 or -1 (memory). */
+int tdx_goprof_encode(const tdx_goprof *p, tdx_goprof_str_fn str, const void *ctx, tdx_buf *out);
 
 /* One stack's total in a profile. */
 typedef struct tdx_goprof_rec {
     uint32_t stack; /* a stack of the tables (0: no stack) */
     uint64_t count;
     int64_t ns;
+    uint64_t seq;
 } tdx_goprof_rec;
 typedef TDX_VEC(tdx_goprof_rec) tdx_goprof_recs;
 
-/* PPROF's bytes: stacks with equal first 128 PCs (in tabs) merged, as Go does. 0 or -1 (memory). */
-int tdx_goprof_encode(const tdx_goprof *p, const tdx_gen *tabs, tdx_buf *out);
-/* Profile `which` of section bytes p[0..n) (at file offset off), its stacks below nstacks, into
- * out by stack. 0, or -1 with err set when malformed. */
-int tdx_goprof_decode(const uint8_t *p, size_t n, uint64_t off, uint32_t nstacks, int which,
-                      tdx_goprof_recs *out, tdx_err *err);
+/* Profile `which` of section bytes p[0..n) (at file offset off), of the goroutines named `name`
+ * (NULL or "": all of them, as in Go), as Go gives it: stacks with equal first 128 PCs (in tabs)
+ * merged, each named by the stack of its latest wait; into out by stack. *named is false when
+ * no goroutine of that name has a wait in any profile. Checks the whole section. 0, or -1 with
+ * err set. */
+int tdx_goprof_read(const uint8_t *p, size_t n, uint64_t off, const tdx_gen *tabs, int which,
+                    const tdx_str *name, tdx_goprof_recs *out, bool *named, tdx_err *err);
 
 #endif

@@ -287,12 +287,12 @@ void tdx_gostats_profile(tdx_gostats *s) {
     s->profiling = true;
 }
 
-const tdx_goprof *tdx_gostats_profiles(const tdx_gostats *s) {
-    return &s->prof;
-}
-
 static tdx_str str_of(const void *s, uint32_t id) {
     return tdx_gostats_str(s, id);
+}
+
+int tdx_gostats_profiles_encode(const tdx_gostats *s, tdx_buf *out) {
+    return tdx_goprof_encode(&s->prof, str_of, s, out);
 }
 
 int tdx_gostats_regions_encode(const tdx_gostats *s, tdx_buf *out) {
@@ -405,7 +405,7 @@ static int spill_one(tdx_gostats *s, grec *r, tdx_err *err);
  * so its record leaves memory now; a later record of the same id is sorted after it. */
 static int retire(tdx_gostats *s, grec *r, tdx_err *err) {
     if (spill_one(s, r, err)) return -1;
-    tdx_goprof_settle(&s->prof, &r->prof, r->st.end);
+    tdx_goprof_settle(&s->prof, &r->prof, r->st.end, r->st.name);
     uint32_t at = (uint32_t)(r - s->gs.v);
     tdx_hmap_del(&s->g_idx, (uint64_t)r->st.id);
     grec_free(r);
@@ -438,7 +438,8 @@ static unsigned reason_bits(tdx_gostats *s, uint32_t why) {
 static void profile_step(tdx_gostats *s, grec *r, const tdx_event *e, uint32_t why, int64_t start,
                          int64_t end) {
     unsigned bits = e->to == TDX_GO_WAITING ? reason_bits(s, why) : 0;
-    tdx_goprof_step(&s->prof, &r->prof, e->time, s->nev, e->to, bits, e->stack, start, end);
+    tdx_goprof_step(&s->prof, &r->prof, e->time, s->nev, e->to, bits, e->stack, start, end,
+                    r->st.name);
     if (s->prof.oom) s->oom = 1;
 }
 
@@ -815,7 +816,7 @@ int tdx_gostats_finish(tdx_gostats *s, tdx_err *err) {
         grec *r = &s->gs.v[i];
         if (!r->used) continue;
         finalize(s, r, s->last_ts);
-        tdx_goprof_settle(&s->prof, &r->prof, r->st.end ? r->st.end : s->last_ts);
+        tdx_goprof_settle(&s->prof, &r->prof, r->st.end ? r->st.end : s->last_ts, r->st.name);
         /* regions still open end with the trace (cmd/trace's end: the last Sync) */
         regions_close(s, r, s->sync_ts);
         if (spill_one(s, r, err)) return -1;

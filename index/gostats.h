@@ -15,7 +15,6 @@
 #include "core/error.h"
 #include "core/event.h"
 #include "core/mem.h"
-#include "index/goprof.h"
 
 typedef struct tdx_gostats tdx_gostats;
 
@@ -69,8 +68,8 @@ int tdx_gostats_rewind(tdx_gostats *s, tdx_err *err);
  * (regstats.h), before the first event: the profiles' stack ids are the tables' given to
  * tdx_gostats_event, which must then be the same for every event (an index's global tables). */
 void tdx_gostats_profile(tdx_gostats *s);
-/* The profiles' sums, once finished. */
-const tdx_goprof *tdx_gostats_profiles(const tdx_gostats *s);
+/* The profiles as section PPROF's bytes, once finished: 0, or -1 (memory). */
+int tdx_gostats_profiles_encode(const tdx_gostats *s, tdx_buf *out);
 /* The region table as section REGIONS' bytes, once finished: 0, or -1 (memory). */
 int tdx_gostats_regions_encode(const tdx_gostats *s, tdx_buf *out);
 

@@ -976,7 +976,7 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
         goto fail;
     /* PPROF: the four profiles, summed per stack as the events went by (index/goprof.c). */
     r.n = 0;
-    if (tdx_goprof_encode(tdx_gostats_profiles(w0->gst), sh->tabs, &r)) goto oom;
+    if (tdx_gostats_profiles_encode(w0->gst, &r)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_PPROF, r.v, r.n, err)) goto fail;
     /* REGIONS: the user region table (index/regstats.c). */
     r.n = 0;

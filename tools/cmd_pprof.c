@@ -16,7 +16,7 @@
 #include "index/reader.h"
 
 static const char pprof_help[] =
-    "usage: traceidx pprof TYPE INDEX [-o FILE] [--json | --top N]\n\n"
+    "usage: traceidx pprof TYPE INDEX [--name NAME] [-o FILE] [--json | --top N]\n\n"
     "One of go tool trace's pprof-style profiles, as `go tool trace -pprof=TYPE` writes it: the\n"
     "time goroutines spent waiting, summed by the stack where each wait began.\n\n"
     "  net      network blocking (go tool trace's /io page): blocked with reason \"network\"\n"
@@ -24,6 +24,9 @@ static const char pprof_help[] =
     "  syscall  syscalls (/syscall): in a system call\n"
     "  sched    scheduler latency (/sched): runnable, until it runs (the stack of what made\n"
     "           it runnable: its creator, its unblocker, or itself when preempted)\n\n"
+    "  --name NAME  only the goroutines of that name (a group of `traceidx goroutines`), as go\n"
+    "             tool trace's goroutine page links them (/block?name=NAME...; '' is all of them,\n"
+    "             as in Go)\n"
     "  -o FILE    write to FILE (replaced whole, never left half-written) instead of stdout\n"
     "  --json     the stacks as JSON, the costliest first: each with its count of waits, their\n"
     "             total in ns, and its frames, innermost first\n"
@@ -137,13 +140,16 @@ static int show_top(tdx_buf *o, bool stream, const tdx_gen *t, int which, const 
 }
 
 int cmd_pprof(int argc, char **argv) {
-    const char *type = NULL, *path = NULL, *out = NULL;
+    const char *type = NULL, *path = NULL, *out = NULL, *name = NULL;
     bool json = false, has_top = false;
     uint64_t top = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(pprof_help, stdout);
             return TDX_EXIT_OK;
+        } else if (!strcmp(argv[i], "--name")) {
+            if (i + 1 >= argc) return cli_usage_error("pprof", "--name needs a value");
+            name = argv[++i];
         } else if (!strcmp(argv[i], "-o")) {
             if (i + 1 >= argc) return cli_usage_error("pprof", "-o needs a file");
             out = argv[++i];
@@ -196,10 +202,17 @@ int cmd_pprof(int argc, char **argv) {
                 ix.path);
         goto out;
     }
+    tdx_str want = {(const uint8_t *)(name ? name : ""), name ? (uint32_t)strlen(name) : 0};
+    bool named;
     if (!(p = tdx_index_section(&ix, TDX_SEC_PPROF, &len, &err)) ||
-        tdx_goprof_decode(p, (size_t)len, ix.sec[TDX_SEC_PPROF].off, (uint32_t)ix.tabs.stacks.n,
-                          which, &recs, &err))
+        tdx_goprof_read(p, (size_t)len, ix.sec[TDX_SEC_PPROF].off, &ix.tabs, which, &want, &recs,
+                        &named, &err))
         goto report;
+    if (!named)
+        fprintf(stderr,
+                "traceidx: %s: no goroutine named \"%s\" waited (`traceidx goroutines %s` lists "
+                "the names); the profile is empty\n",
+                ix.path, name, path);
     if (recs.n > 1) qsort(recs.v, recs.n, sizeof *recs.v, by_delay);
     bool to_file = out && strcmp(out, "-") != 0;
     int got = 0;

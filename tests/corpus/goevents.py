@@ -62,6 +62,15 @@ def parse(path):
     return evs
 
 
+def parse_dump(tdx, trace, tmp):
+    """Our own event list of a trace (`dump --events` prints Go's), read as the goldens'."""
+    from common import run
+    path = os.path.join(tmp, "events.txt")
+    with open(path, "wb") as f:
+        f.write(run([tdx, "dump", "--events", trace], ok=True).stdout)
+    return parse(path)
+
+
 def golden_traces(testdata):
     """(name, trace path, events.txt path) of every golden of a successful trace but the large
     synthetic one."""

@@ -18,28 +18,37 @@ import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run
-from goevents import golden_traces, parse
+from goevents import golden_traces, parse, parse_dump
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 PROFILES = ("net", "sync", "syscall", "sched")
 MAX_PCS = 128
 
-def profiles(evs):
-    """cmd/trace's four profiles of the events: {name: sorted [(count, ns, stack)]}."""
-    # the summary's goroutines (the last record of an id), from its first run to its end
+def goroutines(evs):
+    """The summary's goroutines (the last record of an id): [first run, end, name]."""
     gs = {}
     for ev in evs:
         t, g, old, new, reason = ev.time, ev.goid, ev.old, ev.new, ev.reason
         if g is None or old == new:
             continue
         if old in ("Undetermined", "NotExist"):
-            gs[g] = [0, 0]
+            gs[g] = [0, 0, ""]
         if g not in gs:
             continue
+        if gs[g][2] == "" and ev.tstack:
+            gs[g][2] = ev.tstack[-1][0]
         if new == "Running" and gs[g][0] == 0:
             gs[g][0] = t
         if new == "NotExist" or (new == "Waiting" and reason == "forever"):
             gs[g][1] = t
+    return gs
+
+
+def profiles(evs, gname=""):
+    """cmd/trace's four profiles of the events, of the goroutines named gname ("": all):
+    {profile: sorted [(count, ns, stack)]}. A wait counts within its goroutine's life, from its
+    first run to its end."""
+    gs = {g: x for g, x in goroutines(evs).items() if not gname or x[2] == gname}
     tend = evs[-1].time
     out = {}
     for name, state, track in (
@@ -79,8 +88,8 @@ def profiles(evs):
     return out
 
 
-def ours_json(idx, name):
-    d = json.loads(run([TDX, "pprof", name, idx, "--json"], ok=True).stdout)
+def ours_json(idx, name, *args):
+    d = json.loads(run([TDX, "pprof", name, idx, "--json"] + list(args), ok=True).stdout)
     if d["profile"] != name or d["count"] != sum(s["count"] for s in d["stacks"]) or \
             d["delay_ns"] != sum(s["delay_ns"] for s in d["stacks"]):
         fail("pprof %s --json: header %s" % (name, {k: d[k] for k in d if k != "stacks"}))
@@ -174,6 +183,20 @@ def decode_pprof(data):
     return sorted((c, ns, tuple(locs[i] for i in ids)) for c, ns, ids in samples)
 
 
+def check_names(label, idx, evs, most=4):
+    """--name: the profiles of the goroutine names with the most goroutines."""
+    count = {}
+    for _, _, nm in goroutines(evs).values():
+        count[nm] = count.get(nm, 0) + 1
+    for nm in sorted(count, key=lambda k: (-count[k], k))[:most]:
+        want = profiles(evs, nm)
+        for name in PROFILES:
+            got = ours_json(idx, name, "--name", nm)
+            if got != want[name]:
+                fail("%s: pprof %s --name %r --json:\n%s\nwanted:\n%s" % (
+                    label, name, nm, got, want[name]))
+
+
 def check(label, idx, want, tmp):
     for name in PROFILES:
         got = ours_json(idx, name)
@@ -207,6 +230,18 @@ def check_basic(tmp):
                "syscall": sorted([(1, 60, s7), (1, 295, ())]),
                "sched": sorted([(2, 450, s3), (2, 230, s5), (1, 110, s8), (1, 200, ())])}
     check("basic", idx, by_hand, tmp)
+    # one name's goroutines (G2, main.worker: G1 is main.main), by hand, and the model's
+    if ours_json(idx, "sched", "--name", "main.worker") != sorted([(1, 250, s3), (2, 230, s5)]):
+        fail("basic: pprof sched --name main.worker: %s" % ours_json(idx, "sched", "--name",
+                                                                      "main.worker"))
+    evs = parse_dump(TDX, trace, tmp)
+    if profiles(evs) != by_hand:
+        fail("basic: the model of cmd/trace disagrees with the values by hand")
+    check_names("basic", idx, evs)
+    p = run([TDX, "pprof", "sync", idx, "--name", "main.nosuch", "--json"])
+    if p.returncode != 0 or b'no goroutine named "main.nosuch"' not in p.stderr or \
+            json.loads(p.stdout)["stacks"]:
+        fail("basic: pprof --name of no goroutine: exit %d\n%s" % (p.returncode, p.stderr))
     text = run([TDX, "pprof", "sched", idx, "--top", "2"], ok=True).stdout.decode()
     for want in ["scheduler latency (sched): 6 waits, 990ns in all, over 4 stacks",
                  "#1  450ns  45.5%  2 waits\n    main.helper\n        main.go:30\n",
@@ -240,6 +275,7 @@ def check_cli(tmp):
     if "usage: traceidx pprof" not in run([TDX, "pprof", "--help"], ok=True).stdout.decode():
         fail("pprof --help")
     for args in [[], ["sync"], ["block", idx], ["sync", idx, "--top"], ["sync", idx, "--top", "0"],
+                 ["sync", idx, "--name"],
                  ["sync", idx, "--json", "--top", "3"], ["sync", idx, "-o"],
                  ["sync", idx, "--frobnicate"], ["sync", idx, idx]]:
         p = run([TDX, "pprof"] + args)
@@ -265,8 +301,10 @@ def main():
                 fail("%s: no trace for the golden" % name)
             idx = os.path.join(tmp, name + ".tidx")
             run([TDX, "build", trace, "-o", idx], ok=True)
-            want = profiles(parse(events))
+            evs = parse(events)
+            want = profiles(evs)
             check(name, idx, want, tmp)
+            check_names(name, idx, evs)
             n += 1
             nonzero += sum(1 for k in PROFILES if want[k])
         if n < 20 or nonzero < 20:

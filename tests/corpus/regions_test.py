@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run
-from goevents import golden_traces, parse
+from goevents import golden_traces, parse, parse_dump
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 LOG_DIV = math.log(math.pow(10, 1.0 / 5))
@@ -116,7 +116,7 @@ def check_basic(tmp):
             for t, pc, line, d in by_hand]
     if got["regions"] != 5 or rows != want:
         fail("basic: regions --json:\n%s\nwanted:\n%s" % (rows, want))
-    if got != regions(parse_dump(trace, tmp)):
+    if got != regions(parse_dump(TDX, trace, tmp)):
         fail("basic: the model of Go's summary disagrees with the values by hand")
     text = run([TDX, "regions", idx], ok=True).stdout.decode()
     for w in ["5 regions, 5 types by where they began\n",
@@ -133,14 +133,6 @@ def check_basic(tmp):
     run([TDX, "build", beside], ok=True)
     if ours(beside) != got:
         fail("regions TRACE differs from regions INDEX")
-
-
-def parse_dump(trace, tmp):
-    """Our own event list of a trace, in the goldens' form (dump --events prints Go's)."""
-    path = os.path.join(tmp, "events.txt")
-    with open(path, "wb") as f:
-        f.write(run([TDX, "dump", "--events", trace], ok=True).stdout)
-    return parse(path)
 
 
 def check_cli(tmp):

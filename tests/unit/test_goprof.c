@@ -49,18 +49,18 @@ Test(goprof, reasons) {
 Test(goprof, waits_within_the_life) {
     tdx_goprof p = {0};
     tdx_goprof_g g = {0};
-    tdx_goprof_step(&p, &g, 100, 1, RUNNABLE, 0, 7, 0, 0);
-    tdx_goprof_step(&p, &g, 150, 2, RUNNING, 0, 0, 150, 0);
+    tdx_goprof_step(&p, &g, 100, 1, RUNNABLE, 0, 7, 0, 0, 1);
+    tdx_goprof_step(&p, &g, 150, 2, RUNNING, 0, 0, 150, 0, 1);
     cr_expect_eq(p.sums.n, 0, "the first run's wait counted");
-    tdx_goprof_step(&p, &g, 200, 3, WAITING, SYNC_BITS, 3, 150, 0);
-    tdx_goprof_step(&p, &g, 210, 4, WAITING, 0, 0, 150, 0); /* the same state: still from 200 */
-    tdx_goprof_step(&p, &g, 250, 5, RUNNABLE, 0, 4, 150, 0);
-    tdx_goprof_step(&p, &g, 270, 6, RUNNING, 0, 0, 150, 0);
-    tdx_goprof_step(&p, &g, 300, 7, WAITING, 0, 6, 150, 0);
-    tdx_goprof_step(&p, &g, 400, 8, RUNNABLE, 0, 0, 150, 0);
-    tdx_goprof_step(&p, &g, 410, 9, RUNNING, 0, 0, 150, 0);
-    tdx_goprof_step(&p, &g, 500, 10, WAITING, NET_BITS, 5, 150, 0);
-    tdx_goprof_step(&p, &g, 530, 11, NOTEXIST, 0, 0, 150, 530);
+    tdx_goprof_step(&p, &g, 200, 3, WAITING, SYNC_BITS, 3, 150, 0, 1);
+    tdx_goprof_step(&p, &g, 210, 4, WAITING, 0, 0, 150, 0, 1); /* the same state: still from 200 */
+    tdx_goprof_step(&p, &g, 250, 5, RUNNABLE, 0, 4, 150, 0, 1);
+    tdx_goprof_step(&p, &g, 270, 6, RUNNING, 0, 0, 150, 0, 1);
+    tdx_goprof_step(&p, &g, 300, 7, WAITING, 0, 6, 150, 0, 1);
+    tdx_goprof_step(&p, &g, 400, 8, RUNNABLE, 0, 0, 150, 0, 1);
+    tdx_goprof_step(&p, &g, 410, 9, RUNNING, 0, 0, 150, 0, 1);
+    tdx_goprof_step(&p, &g, 500, 10, WAITING, NET_BITS, 5, 150, 0, 1);
+    tdx_goprof_step(&p, &g, 530, 11, NOTEXIST, 0, 0, 150, 530, 1);
     expect(&p, TDX_PROF_SYNC, 3, 1, 50);
     expect(&p, TDX_PROF_SCHED, 4, 1, 20);
     expect(&p, TDX_PROF_SCHED, 0, 1, 10); /* after the sleep: runnable by no stack */
@@ -76,27 +76,27 @@ Test(goprof, waits_within_the_life) {
 Test(goprof, before_the_first_run) {
     tdx_goprof p = {0};
     tdx_goprof_g a = {0}, b = {0};
-    tdx_goprof_step(&p, &a, 10, 1, SYSCALL, 0, 0, 0, 0);
-    tdx_goprof_step(&p, &b, 20, 2, SYSCALL, 0, 2, 0, 0);
-    tdx_goprof_step(&p, &a, 60, 3, RUNNABLE, 0, 0, 0, 0);
-    tdx_goprof_step(&p, &b, 70, 4, RUNNABLE, 0, 0, 0, 0);
+    tdx_goprof_step(&p, &a, 10, 1, SYSCALL, 0, 0, 0, 0, 1);
+    tdx_goprof_step(&p, &b, 20, 2, SYSCALL, 0, 2, 0, 0, 1);
+    tdx_goprof_step(&p, &a, 60, 3, RUNNABLE, 0, 0, 0, 0, 1);
+    tdx_goprof_step(&p, &b, 70, 4, RUNNABLE, 0, 0, 0, 0, 1);
     cr_expect_eq(a.pending.n, 1);
-    tdx_goprof_step(&p, &b, 90, 5, RUNNING, 0, 0, 90, 0);
+    tdx_goprof_step(&p, &b, 90, 5, RUNNING, 0, 0, 90, 0, 1);
     cr_expect_eq(b.pending.n, 0, "the first run keeps a pending wait");
     cr_expect_eq(p.sums.n, 0);
-    tdx_goprof_settle(&p, &a, 1000);
-    tdx_goprof_settle(&p, &b, 1000);
+    tdx_goprof_settle(&p, &a, 1000, 1);
+    tdx_goprof_settle(&p, &b, 1000, 1);
     expect(&p, TDX_PROF_SYSCALL, 0, 1, 50);
     cr_expect_eq(p.sums.n, 1);
     /* a life that ends before the wait began counts nothing, one that ends within it a part */
     tdx_goprof_g c = {0};
-    tdx_goprof_step(&p, &c, 100, 6, WAITING, SYNC_BITS, 9, 0, 0);
-    tdx_goprof_step(&p, &c, 200, 7, RUNNABLE, 0, 0, 0, 0);
-    tdx_goprof_settle(&p, &c, 150);
+    tdx_goprof_step(&p, &c, 100, 6, WAITING, SYNC_BITS, 9, 0, 0, 1);
+    tdx_goprof_step(&p, &c, 200, 7, RUNNABLE, 0, 0, 0, 0, 1);
+    tdx_goprof_settle(&p, &c, 150, 1);
     expect(&p, TDX_PROF_SYNC, 9, 1, 50);
-    tdx_goprof_step(&p, &c, 300, 8, WAITING, SYNC_BITS, 8, 0, 0);
-    tdx_goprof_step(&p, &c, 400, 9, RUNNABLE, 0, 0, 0, 0);
-    tdx_goprof_settle(&p, &c, 250);
+    tdx_goprof_step(&p, &c, 300, 8, WAITING, SYNC_BITS, 8, 0, 0, 1);
+    tdx_goprof_step(&p, &c, 400, 9, RUNNABLE, 0, 0, 0, 0, 1);
+    tdx_goprof_settle(&p, &c, 250, 1);
     cr_expect(find(&p, TDX_PROF_SYNC, 8) == NULL);
     tdx_goprof_g_free(&a);
     tdx_goprof_g_free(&b);
@@ -153,20 +153,32 @@ static void free_gen(tdx_gen *g) {
     tdx_vec_free(&g->stack_frames);
 }
 
-/* A wait of `ns` on stack, ending with event seq, in profile which. */
-static void wait(tdx_goprof *p, int which, uint32_t stack, int64_t ns, uint64_t seq) {
+/* A wait of `ns` on stack, ending with event seq, in profile which, of a goroutine named name
+ * (string ids: 1 "f", 2 "g"). */
+static void wait(tdx_goprof *p, int which, uint32_t stack, int64_t ns, uint64_t seq,
+                 uint32_t name) {
     static const uint8_t state[] = {WAITING, WAITING, SYSCALL, RUNNABLE};
     tdx_goprof_g g = {0};
     unsigned bits = which == TDX_PROF_NET ? NET_BITS : SYNC_BITS;
-    tdx_goprof_step(p, &g, 1000, seq - 1, state[which], bits, stack, 1, 0);
-    tdx_goprof_step(p, &g, 1000 + ns, seq, RUNNING, 0, 0, 1, 0);
+    tdx_goprof_step(p, &g, 1000, seq - 1, state[which], bits, stack, 1, 0, name);
+    tdx_goprof_step(p, &g, 1000 + ns, seq, RUNNING, 0, 0, 1, 0, name);
+    tdx_goprof_settle(p, &g, 0, name);
     tdx_goprof_g_free(&g);
 }
 
-static tdx_goprof_recs decoded(const tdx_buf *b, int which) {
+static tdx_str name_of(const void *ctx, uint32_t id) {
+    static const char *const s[] = {"", "f", "g"};
+    return ((const tdx_gen *)ctx)->strings.v[id].n ? (tdx_str){(const uint8_t *)s[id], 1}
+                                                   : (tdx_str){(const uint8_t *)"", 0};
+}
+
+static tdx_goprof_recs read_back(const tdx_buf *b, const tdx_gen *g, int which, const char *name,
+                                 bool *named) {
     tdx_goprof_recs r = {0};
     tdx_err err;
-    cr_assert_eq(tdx_goprof_decode(b->v, b->n, 0, 7, which, &r, &err), 0, "%s", err.msg);
+    tdx_str want = {(const uint8_t *)(name ? name : ""), name ? (uint32_t)strlen(name) : 0};
+    cr_assert_eq(tdx_goprof_read(b->v, b->n, 0, g, which, name ? &want : NULL, &r, named, &err), 0,
+                 "%s", err.msg);
     return r;
 }
 
@@ -174,40 +186,53 @@ Test(goprof, stacks_by_their_first_pcs) {
     tdx_gen g;
     make_gen(&g);
     tdx_goprof p = {0};
-    wait(&p, TDX_PROF_SYNC, 2, 10, 100);
-    wait(&p, TDX_PROF_SYNC, 1, 20, 300); /* the latest of 1, 2 and 3: it names them */
-    wait(&p, TDX_PROF_SYNC, 3, 40, 200);
-    wait(&p, TDX_PROF_SYNC, 4, 5, 50);
-    wait(&p, TDX_PROF_SCHED, 2, 7, 400); /* another profile: apart */
-    wait(&p, TDX_PROF_SCHED, 5, 1, 500);
-    wait(&p, TDX_PROF_SCHED, 6, 2, 600);
+    wait(&p, TDX_PROF_SYNC, 2, 10, 100, 1);
+    wait(&p, TDX_PROF_SYNC, 1, 20, 300, 2); /* the latest of 1, 2 and 3: it names them */
+    wait(&p, TDX_PROF_SYNC, 3, 40, 200, 1);
+    wait(&p, TDX_PROF_SYNC, 4, 5, 50, 2);
+    wait(&p, TDX_PROF_SCHED, 2, 7, 400, 1); /* another profile: apart */
+    wait(&p, TDX_PROF_SCHED, 5, 1, 500, 1);
+    wait(&p, TDX_PROF_SCHED, 6, 2, 600, 1);
     tdx_buf b = {0};
-    cr_assert_eq(tdx_goprof_encode(&p, &g, &b), 0);
-    tdx_goprof_recs r = decoded(&b, TDX_PROF_SYNC);
+    cr_assert_eq(tdx_goprof_encode(&p, name_of, &g, &b), 0);
+    bool named;
+    tdx_goprof_recs r = read_back(&b, &g, TDX_PROF_SYNC, NULL, &named);
     cr_assert_eq(r.n, 2);
+    cr_expect(named);
     cr_expect(r.v[0].stack == 1 && r.v[0].count == 3 && r.v[0].ns == 70);
     cr_expect(r.v[1].stack == 4 && r.v[1].count == 1 && r.v[1].ns == 5);
     tdx_vec_free(&r);
-    r = decoded(&b, TDX_PROF_SCHED);
+    /* one name's goroutines: their own latest names the merged stack */
+    r = read_back(&b, &g, TDX_PROF_SYNC, "f", &named);
+    cr_assert_eq(r.n, 1);
+    cr_expect(r.v[0].stack == 3 && r.v[0].count == 2 && r.v[0].ns == 50, "stack %u", r.v[0].stack);
+    tdx_vec_free(&r);
+    r = read_back(&b, &g, TDX_PROF_SYNC, "", &named); /* "": all, as in Go */
+    cr_expect(r.n == 2 && named);
+    tdx_vec_free(&r);
+    r = read_back(&b, &g, TDX_PROF_SYNC, "h", &named);
+    cr_expect(r.n == 0 && !named);
+    tdx_vec_free(&r);
+    r = read_back(&b, &g, TDX_PROF_SCHED, NULL, &named);
     cr_assert_eq(r.n, 2);
     cr_expect(r.v[0].stack == 2 && r.v[0].count == 1 && r.v[0].ns == 7);
     cr_expect(r.v[1].stack == 6 && r.v[1].count == 2 && r.v[1].ns == 3, "129 frames: %u %lu",
               r.v[1].stack, (unsigned long)r.v[1].count);
     tdx_vec_free(&r);
-    r = decoded(&b, TDX_PROF_NET);
+    r = read_back(&b, &g, TDX_PROF_NET, NULL, &named);
     cr_expect_eq(r.n, 0);
     tdx_vec_free(&r);
     /* the same sums give the same bytes, in whatever order they were met */
     tdx_goprof q = {0};
-    wait(&q, TDX_PROF_SCHED, 6, 2, 600);
-    wait(&q, TDX_PROF_SYNC, 4, 5, 50);
-    wait(&q, TDX_PROF_SCHED, 5, 1, 500);
-    wait(&q, TDX_PROF_SYNC, 3, 40, 200);
-    wait(&q, TDX_PROF_SCHED, 2, 7, 400);
-    wait(&q, TDX_PROF_SYNC, 1, 20, 300);
-    wait(&q, TDX_PROF_SYNC, 2, 10, 100);
+    wait(&q, TDX_PROF_SCHED, 6, 2, 600, 1);
+    wait(&q, TDX_PROF_SYNC, 4, 5, 50, 2);
+    wait(&q, TDX_PROF_SCHED, 5, 1, 500, 1);
+    wait(&q, TDX_PROF_SYNC, 3, 40, 200, 1);
+    wait(&q, TDX_PROF_SCHED, 2, 7, 400, 1);
+    wait(&q, TDX_PROF_SYNC, 1, 20, 300, 2);
+    wait(&q, TDX_PROF_SYNC, 2, 10, 100, 1);
     tdx_buf c = {0};
-    cr_assert_eq(tdx_goprof_encode(&q, &g, &c), 0);
+    cr_assert_eq(tdx_goprof_encode(&q, name_of, &g, &c), 0);
     cr_expect(b.n == c.n && !memcmp(b.v, c.v, b.n));
     tdx_vec_free(&b);
     tdx_vec_free(&c);
@@ -216,47 +241,74 @@ Test(goprof, stacks_by_their_first_pcs) {
     free_gen(&g);
 }
 
-/* A section written by hand: magic, then per profile a count and (stack delta, count, zigzag ns).
- */
-static int decode_bytes(const uint8_t *p, size_t n, int which) {
+/* A goroutine's waits before it has a name are filed under the name it gets. */
+Test(goprof, waits_before_the_name) {
+    tdx_goprof p = {0};
+    tdx_goprof_g g = {0};
+    tdx_goprof_step(&p, &g, 100, 1, RUNNING, 0, 0, 100, 0, 0);
+    tdx_goprof_step(&p, &g, 110, 2, RUNNABLE, 0, 4, 100, 0, 0);
+    tdx_goprof_step(&p, &g, 130, 3, RUNNING, 0, 0, 100, 0, 0);
+    cr_expect(p.sums.n == 0 && g.unnamed.n == 1);
+    tdx_goprof_step(&p, &g, 150, 4, WAITING, SYNC_BITS, 2, 100, 0, 2);
+    cr_assert_eq(p.sums.n, 1);
+    cr_expect(p.sums.v[0].name == 2 && p.sums.v[0].stack == 4 && p.sums.v[0].ns == 20);
+    tdx_goprof_g_free(&g);
+    tdx_goprof_free(&p);
+}
+
+/* A section written by hand: magic, the names, then per profile a count and records (name
+ * place delta, stack (delta within a name), count, zigzag ns, seq). */
+static const uint8_t hand[] = {'T', 'D', 'X', 'P', 'P', 'F', '0', '2', 1, 0, 0, 2,
+                               0,   1,   1,   2,   5,   0,   3,   1,   4, 6, 0, 0};
+
+static int read_bytes(const tdx_gen *g, const uint8_t *p, size_t n, int which) {
     tdx_goprof_recs r = {0};
     tdx_err err;
-    int rc = tdx_goprof_decode(p, n, 0, 7, which, &r, &err);
+    bool named;
+    int rc = tdx_goprof_read(p, n, 0, g, which, NULL, &r, &named, &err);
     if (rc) cr_expect(strstr(err.msg, "PPROF") != NULL, "%s", err.msg);
     tdx_vec_free(&r);
     return rc;
 }
 
 Test(goprof, malformed_sections) {
-    const uint8_t ok[] = {'T', 'D', 'X', 'P', 'P', 'F', '0', '1', 0, 2, 1, 1, 2, 2, 1, 4, 0, 0};
-    cr_expect_eq(decode_bytes(ok, sizeof ok, TDX_PROF_SYNC), 0);
+    tdx_gen g;
+    make_gen(&g);
     tdx_goprof_recs r = {0};
     tdx_err err;
-    cr_assert_eq(tdx_goprof_decode(ok, sizeof ok, 0, 7, TDX_PROF_SYNC, &r, &err), 0);
+    bool named;
+    cr_assert_eq(tdx_goprof_read(hand, sizeof hand, 0, &g, TDX_PROF_SYNC, NULL, &r, &named, &err),
+                 0, "%s", err.msg);
     cr_assert_eq(r.n, 2);
-    cr_expect(r.v[0].stack == 1 && r.v[0].count == 1 && r.v[0].ns == 1);
-    cr_expect(r.v[1].stack == 3 && r.v[1].count == 1 && r.v[1].ns == 2);
+    cr_expect(r.v[0].stack == 1 && r.v[0].count == 1 && r.v[0].ns == 1 && r.v[0].seq == 5);
+    cr_expect(r.v[1].stack == 4 && r.v[1].count == 1 && r.v[1].ns == 2 && r.v[1].seq == 6);
     tdx_vec_free(&r);
-    uint8_t bad[sizeof ok];
-    /* every truncation */
-    for (size_t n = 0; n < sizeof ok; n++)
-        cr_expect_neq(decode_bytes(ok, n, TDX_PROF_SYNC), 0, "truncated to %zu", n);
-    /* a trailing byte, another magic, a repeated stack, a stack past the table, no waits,
-     * more records than bytes */
-    uint8_t longer[sizeof ok + 1];
-    memcpy(longer, ok, sizeof ok);
-    longer[sizeof ok] = 0;
-    cr_expect_neq(decode_bytes(longer, sizeof longer, TDX_PROF_NET), 0);
+    for (size_t n = 0; n < sizeof hand; n++)
+        cr_expect_neq(read_bytes(&g, hand, n, TDX_PROF_SYNC), 0, "truncated to %zu", n);
+    uint8_t bad[sizeof hand + 1];
+    memcpy(bad, hand, sizeof hand);
+    bad[sizeof hand] = 0;
+    cr_expect_neq(read_bytes(&g, bad, sizeof bad, TDX_PROF_NET), 0, "a byte more");
     static const struct {
         size_t at;
         uint8_t v;
-    } flips[] = {{7, '2'}, {13, 0}, {10, 7}, {13, 6}, {11, 0}, {9, 9}};
+    } flips[] = {
+        {7, '1'}, /* the first layout's magic */
+        {8, 30},  /* more names than bytes */
+        {11, 9},  /* more records than bytes */
+        {13, 7},  /* a stack past the table */
+        {14, 0},  /* no waits */
+        {17, 1},  /* a name past the table */
+        {18, 0},  /* the same stack again */
+        {18, 6},  /* past the table, from the previous */
+    };
     for (size_t i = 0; i < sizeof flips / sizeof *flips; i++) {
-        memcpy(bad, ok, sizeof ok);
+        memcpy(bad, hand, sizeof hand);
         bad[flips[i].at] = flips[i].v;
-        cr_expect_neq(decode_bytes(bad, sizeof bad, TDX_PROF_SCHED), 0, "byte %zu = %u",
+        cr_expect_neq(read_bytes(&g, bad, sizeof hand, TDX_PROF_SCHED), 0, "byte %zu = %u",
                       flips[i].at, flips[i].v);
     }
+    free_gen(&g);
 }
 
 /* Top-level fields of a profile.proto: how many of field f. */
@@ -282,7 +334,7 @@ Test(pprofout, one_location_per_pc) {
     tdx_gen g;
     make_gen(&g);
     /* stacks 1 and 2 share both PCs (the first met names them), 4 adds one; no stack: none */
-    tdx_goprof_rec recs[] = {{1, 3, 70}, {2, 1, 7}, {4, 1, 5}, {0, 1, 1}};
+    tdx_goprof_rec recs[] = {{1, 3, 70, 0}, {2, 1, 7, 0}, {4, 1, 5, 0}, {0, 1, 1, 0}};
     tdx_buf b = {0};
     cr_assert_eq(tdx_pprof_write(&b, &g, recs, 4), 0);
     cr_expect_eq(count_field(&b, 1), 2, "sample types");
@@ -293,7 +345,7 @@ Test(pprofout, one_location_per_pc) {
     cr_expect_eq(count_field(&b, 6), 9, "strings");
     cr_expect_eq(count_field(&b, 12), 1, "period");
     /* a profile of 129-frame stacks keeps 128 locations */
-    tdx_goprof_rec deep[] = {{5, 1, 1}};
+    tdx_goprof_rec deep[] = {{5, 1, 1, 0}};
     b.n = 0;
     cr_assert_eq(tdx_pprof_write(&b, &g, deep, 1), 0);
     cr_expect_eq(count_field(&b, 4), 128);
