@@ -69,8 +69,9 @@ static uint64_t sum_hash(uint32_t stack, uint32_t name, int which) {
     return XXH3_64bits(w, sizeof w);
 }
 
-static void add(tdx_goprof *p, int which, uint32_t name, uint32_t stack, int64_t ns, uint64_t seq) {
-    if (ns <= 0) return;
+/* Adds n waits of ns in all (each longer than 0; their sum may wrap, as Go's does). */
+static void add_n(tdx_goprof *p, int which, uint32_t name, uint32_t stack, uint64_t n, int64_t ns,
+                  uint64_t seq) {
     uint64_t h = sum_hash(stack, name, which);
     uint32_t at;
     for (;; h++) { /* a hash two keys share: the next */
@@ -89,9 +90,13 @@ static void add(tdx_goprof *p, int which, uint32_t name, uint32_t stack, int64_t
         at = (uint32_t)(p->sums.n - 1);
     }
     tdx_goprof_sum *s = &p->sums.v[at];
-    s->count++;
+    s->count += n;
     s->ns = tdx_wadd(s->ns, ns);
     if (seq > s->seq) s->seq = seq;
+}
+
+static void add(tdx_goprof *p, int which, uint32_t name, uint32_t stack, int64_t ns, uint64_t seq) {
+    if (ns > 0) add_n(p, which, name, stack, 1, ns, seq);
 }
 
 /* A counted wait: filed under the goroutine's name, or kept until it has one. */
@@ -102,14 +107,22 @@ static void count(tdx_goprof *p, tdx_goprof_g *g, int which, uint32_t name, uint
         add(p, which, name, stack, ns, seq);
         return;
     }
-    tdx_goprof_done d = {ns, seq, stack, (uint8_t)which};
+    for (size_t i = 0; i < g->unnamed.n; i++) {
+        tdx_goprof_done *d = &g->unnamed.v[i];
+        if (d->stack != stack || d->which != which) continue;
+        d->count++;
+        d->ns = tdx_wadd(d->ns, ns);
+        d->seq = seq; /* (they come in order) */
+        return;
+    }
+    tdx_goprof_done d = {1, ns, seq, stack, (uint8_t)which};
     if (tdx_vec_push(&g->unnamed, d)) p->oom = 1;
 }
 
 static void file_unnamed(tdx_goprof *p, tdx_goprof_g *g, uint32_t name) {
     for (size_t i = 0; i < g->unnamed.n; i++) {
         const tdx_goprof_done *d = &g->unnamed.v[i];
-        add(p, d->which, name, d->stack, d->ns, d->seq);
+        add_n(p, d->which, name, d->stack, d->count, d->ns, d->seq);
     }
     g->unnamed.n = 0;
 }
@@ -257,8 +270,14 @@ static int cmp_rec(const void *a, const void *b) {
 static int merge(tdx_goprof_recs *r, const tdx_gen *tabs) {
     size_t n = r->n;
     if (n < 2) return 0;
+    size_t total = 0; /* the PCs compared: up to 128 a stack */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t s = r->v[i].stack;
+        if (s < tabs->stacks.n)
+            total += tabs->stacks.v[s].nframes < MAX_PCS ? tabs->stacks.v[s].nframes : MAX_PCS;
+    }
     keyed *k = malloc(n * sizeof *k);
-    uint64_t *pcs = calloc(n * MAX_PCS, sizeof *pcs);
+    uint64_t *pcs = malloc((total ? total : 1) * sizeof *pcs);
     tdx_goprof_rec *o = malloc(n * sizeof *o);
     if (!k || !pcs || !o) {
         free(k);
@@ -266,16 +285,18 @@ static int merge(tdx_goprof_recs *r, const tdx_gen *tabs) {
         free(o);
         return -1;
     }
+    uint64_t *v = pcs;
     for (size_t i = 0; i < n; i++) {
         uint32_t s = r->v[i].stack, m = 0;
-        uint64_t *v = pcs + i * MAX_PCS;
         if (s < tabs->stacks.n) {
             const tdx_stack *st = &tabs->stacks.v[s];
             for (; m < st->nframes && m < MAX_PCS; m++)
                 v[m] = tabs->frames.v[tabs->stack_frames.v[st->first + m]].pc;
         }
-        while (m && v[m - 1] == 0) m--;
+        uint32_t used = m;
+        while (m && v[m - 1] == 0) m--; /* Go compares the PCs padded with zeros */
         k[i] = (keyed){XXH3_64bits(v, m * sizeof *v), v, m, (uint32_t)i};
+        v += used;
     }
     qsort(k, n, sizeof *k, cmp_keyed);
     size_t no = 0;

@@ -36,8 +36,10 @@ typedef struct tdx_goprof_wait {
     uint8_t which;
 } tdx_goprof_wait;
 
-/* A wait counted before its goroutine had a name (Go files it under the final one). */
+/* Waits counted before their goroutine had a name (Go files them under the final one), summed
+ * per profile and stack, so that a goroutine that never gets a name holds one per stack. */
 typedef struct tdx_goprof_done {
+    uint64_t count;
     int64_t ns;
     uint64_t seq;
     uint32_t stack;

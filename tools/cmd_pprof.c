@@ -178,13 +178,14 @@ int cmd_pprof(int argc, char **argv) {
                                type);
     if (json && has_top)
         return cli_usage_error("pprof", "--json and --top are two outputs: pick one");
-    if (!out && !json && !has_top && isatty(STDOUT_FILENO))
+    bool to_file = out && strcmp(out, "-") != 0;
+    if (!to_file && !json && !has_top && isatty(STDOUT_FILENO))
         return cli_usage_error("pprof", "a pprof file is not for a terminal: give -o FILE, or "
                                         "--top N for a table");
-    if (out && cli_refuse_own_input(out, path)) return TDX_EXIT_FAIL;
+    if (to_file && cli_refuse_own_input(out, path)) return TDX_EXIT_FAIL;
     tdx_index ix;
     if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
-    if (out && cli_refuse_own_input(out, ix.path)) {
+    if (to_file && cli_refuse_own_input(out, ix.path)) {
         tdx_index_close(&ix);
         return TDX_EXIT_FAIL;
     }
@@ -214,7 +215,6 @@ int cmd_pprof(int argc, char **argv) {
                 "the names); the profile is empty\n",
                 ix.path, name, path);
     if (recs.n > 1) qsort(recs.v, recs.n, sizeof *recs.v, by_delay);
-    bool to_file = out && strcmp(out, "-") != 0;
     int got = 0;
     if (json) {
         got = show_json(&o, !to_file, &ix.tabs, which, recs.v, recs.n);

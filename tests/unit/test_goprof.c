@@ -246,12 +246,16 @@ Test(goprof, waits_before_the_name) {
     tdx_goprof p = {0};
     tdx_goprof_g g = {0};
     tdx_goprof_step(&p, &g, 100, 1, RUNNING, 0, 0, 100, 0, 0);
-    tdx_goprof_step(&p, &g, 110, 2, RUNNABLE, 0, 4, 100, 0, 0);
-    tdx_goprof_step(&p, &g, 130, 3, RUNNING, 0, 0, 100, 0, 0);
+    /* 100 waits of 20 ns on stack 4: one entry however many (memory follows the stacks) */
+    for (int i = 0; i < 100; i++) {
+        tdx_goprof_step(&p, &g, 110 + 30 * i, 2 + 2 * (uint64_t)i, RUNNABLE, 0, 4, 100, 0, 0);
+        tdx_goprof_step(&p, &g, 130 + 30 * i, 3 + 2 * (uint64_t)i, RUNNING, 0, 0, 100, 0, 0);
+    }
     cr_expect(p.sums.n == 0 && g.unnamed.n == 1);
-    tdx_goprof_step(&p, &g, 150, 4, WAITING, SYNC_BITS, 2, 100, 0, 2);
+    tdx_goprof_step(&p, &g, 5000, 300, WAITING, SYNC_BITS, 2, 100, 0, 2);
     cr_assert_eq(p.sums.n, 1);
-    cr_expect(p.sums.v[0].name == 2 && p.sums.v[0].stack == 4 && p.sums.v[0].ns == 20);
+    cr_expect(p.sums.v[0].name == 2 && p.sums.v[0].stack == 4 && p.sums.v[0].ns == 2000 &&
+              p.sums.v[0].count == 100 && p.sums.v[0].seq == 201);
     tdx_goprof_g_free(&g);
     tdx_goprof_free(&p);
 }
