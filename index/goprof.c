@@ -64,15 +64,15 @@ static int64_t overlap(int64_t a, int64_t b, int64_t c, int64_t d) {
     return tdx_wsub(b < d ? b : d, a > c ? a : c);
 }
 
-static uint64_t sum_hash(uint32_t stack, uint32_t name, int which) {
-    uint64_t w[2] = {(uint64_t)stack << 32 | name, (uint64_t)which};
-    return XXH3_64bits(w, sizeof w);
+/* The sums' map key: one-to-one while stack ids stay below 2^30 (the map hashes it). */
+static uint64_t sum_key(uint32_t stack, uint32_t name, int which) {
+    return ((uint64_t)stack << 32 | name) ^ (uint64_t)which << 62;
 }
 
 /* Adds n waits of ns in all (each longer than 0; their sum may wrap, as Go's does). */
 static void add_n(tdx_goprof *p, int which, uint32_t name, uint32_t stack, uint64_t n, int64_t ns,
                   uint64_t seq) {
-    uint64_t h = sum_hash(stack, name, which);
+    uint64_t h = sum_key(stack, name, which);
     uint32_t at;
     for (;; h++) { /* a hash two keys share: the next */
         at = tdx_hmap_get(&p->idx, h);

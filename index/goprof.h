@@ -64,7 +64,7 @@ typedef struct tdx_goprof_sum {
 } tdx_goprof_sum;
 
 typedef struct tdx_goprof {
-    tdx_hmap idx; /* hash of (stack, name, profile) (+ probe) -> sums index */
+    tdx_hmap idx; /* (stack, name, profile) as one key (+ probe) -> sums index */
     TDX_VEC(tdx_goprof_sum) sums;
     int oom;
 } tdx_goprof;
