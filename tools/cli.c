@@ -227,6 +227,21 @@ size_t cli_text_width(const char *s, size_t n) {
     return w;
 }
 
+const uint8_t *cli_index_section(tdx_index *ix, uint32_t kind, const char *what, uint64_t *len) {
+    if (kind >= TDX_SEC_COUNT_ || !ix->sec[kind].present) {
+        fprintf(stderr,
+                "traceidx: %s: the index holds no %s (an earlier traceidx built it): rebuild it "
+                "with `traceidx build`\n",
+                ix->path, what);
+        return NULL;
+    }
+    tdx_err err;
+    tdx_err_clear(&err);
+    const uint8_t *p = tdx_index_section(ix, kind, len, &err);
+    if (!p) cli_report(ix->path, &err);
+    return p;
+}
+
 void cli_hist_text(tdx_buf *o, const tdx_timehist *h) {
     if (!h->count) return;
     uint64_t most = 0;

@@ -37,6 +37,10 @@ int cli_parse_i64(const char *s, int64_t *v);
  * GiB, kB, MB, GB) or B; 0 on success, -1 if malformed or past 2^64 - 1. */
 int cli_parse_bytes(const char *s, uint64_t *v);
 
+/* The bytes of section `kind` that a command needs (checked as tdx_index_section checks them),
+ * or NULL after saying why on stderr: an index built before traceidx had the section (`what`
+ * names it) is to be rebuilt; a damaged one is reported. */
+const uint8_t *cli_index_section(tdx_index *ix, uint32_t kind, const char *what, uint64_t *len);
 /* Opens PATH as an index; when PATH is a trace instead, opens PATH.tidx and checks that it was
  * built from this trace (stale indexes are refused): size, header and a sampled hash, or the hash
  * of every byte with full_check. Reports errors itself. */

@@ -195,18 +195,11 @@ int cmd_pprof(int argc, char **argv) {
     tdx_buf o = {0};
     int rc = -1;
     uint64_t len;
-    const uint8_t *p;
-    if (!ix.sec[TDX_SEC_PPROF].present) {
-        fprintf(stderr,
-                "traceidx: %s: the index holds no profiles (an earlier traceidx built it): "
-                "rebuild it with `traceidx build`\n",
-                ix.path);
-        goto out;
-    }
+    const uint8_t *p = cli_index_section(&ix, TDX_SEC_PPROF, "profiles", &len);
+    if (!p) goto out;
     tdx_str want = {(const uint8_t *)(name ? name : ""), name ? (uint32_t)strlen(name) : 0};
     bool named;
-    if (!(p = tdx_index_section(&ix, TDX_SEC_PPROF, &len, &err)) ||
-        tdx_goprof_read(p, (size_t)len, ix.sec[TDX_SEC_PPROF].off, &ix.tabs, which, &want, &recs,
+    if (tdx_goprof_read(p, (size_t)len, ix.sec[TDX_SEC_PPROF].off, &ix.tabs, which, &want, &recs,
                         &named, &err))
         goto report;
     if (!named)

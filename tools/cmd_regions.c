@@ -101,19 +101,11 @@ int cmd_regions(int argc, char **argv) {
     memset(&w, 0, sizeof w);
     w.json = json;
     int rc = -1;
-    uint64_t len;
-    const uint8_t *p;
-    if (!ix.sec[TDX_SEC_REGIONS].present) {
-        fprintf(stderr,
-                "traceidx: %s: the index holds no region table (an earlier traceidx built it): "
-                "rebuild it with `traceidx build`\n",
-                ix.path);
-        goto out;
-    }
-    uint64_t off = ix.sec[TDX_SEC_REGIONS].off;
+    uint64_t len, off = ix.sec[TDX_SEC_REGIONS].off;
+    const uint8_t *p = cli_index_section(&ix, TDX_SEC_REGIONS, "region table", &len);
+    if (!p) goto out;
     /* Read twice: the totals head the output; the whole section is checked before any row. */
-    if (!(p = tdx_index_section(&ix, TDX_SEC_REGIONS, &len, &err)) ||
-        tdx_regstats_decode(p, (size_t)len, off, count_row, &w, &err)) {
+    if (tdx_regstats_decode(p, (size_t)len, off, count_row, &w, &err)) {
         cli_report(ix.path, &err);
         goto out;
     }

@@ -87,3 +87,14 @@ def golden_traces(testdata):
                                       os.path.join(testdata, "v1", name + ".trace"))
                           if os.path.exists(p)), None)
         yield name, trace, os.path.join(d, "events.txt")
+
+
+def golden_indexes(tdx, testdata, tmp):
+    """golden_traces, each trace indexed into tmp: (name, index path, events.txt path)."""
+    from common import fail, run
+    for name, trace, events in golden_traces(testdata):
+        if not trace:
+            fail("%s: no trace for the golden" % name)
+        idx = os.path.join(tmp, name + ".tidx")
+        run([tdx, "build", trace, "-o", idx], ok=True)
+        yield name, idx, events

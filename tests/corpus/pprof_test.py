@@ -17,8 +17,8 @@ import shutil
 import sys
 import tempfile
 
-from common import TESTDATA, fail, refuses_garbage, run
-from goevents import golden_traces, parse, parse_dump
+from common import TESTDATA, fail, refuses_garbage, run, without_section
+from goevents import golden_indexes, parse, parse_dump
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 PROFILES = ("net", "sync", "syscall", "sched")
@@ -285,6 +285,7 @@ def check_cli(tmp):
     if p.returncode != 1 or not p.stderr or run([TDX, "info", "--verify", idx]).returncode != 0:
         fail("pprof -o INDEX: exit %d, or the index was harmed" % p.returncode)
     refuses_garbage(TDX, ["pprof", "sync"], tmp)
+    without_section(TDX, idx, 22, ["pprof", "sync", "--json"], "holds no profiles", tmp)
 
 
 def main():
@@ -296,11 +297,7 @@ def main():
             print("SKIP: %s not found: Go's traces not checked" % golden)
             return
         n = nonzero = 0
-        for name, trace, events in golden_traces(TESTDATA):
-            if not trace:
-                fail("%s: no trace for the golden" % name)
-            idx = os.path.join(tmp, name + ".tidx")
-            run([TDX, "build", trace, "-o", idx], ok=True)
+        for name, idx, events in golden_indexes(TDX, TESTDATA, tmp):
             evs = parse(events)
             want = profiles(evs)
             check(name, idx, want, tmp)

@@ -18,8 +18,8 @@ import shutil
 import sys
 import tempfile
 
-from common import TESTDATA, fail, refuses_garbage, run
-from goevents import golden_traces, parse, parse_dump
+from common import TESTDATA, fail, refuses_garbage, run, without_section
+from goevents import golden_indexes, parse, parse_dump
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 LOG_DIV = math.log(math.pow(10, 1.0 / 5))
@@ -144,6 +144,7 @@ def check_cli(tmp):
         if p.returncode != 2 or not p.stderr:
             fail("regions %s: exit %d, wanted a usage error (2)" % (args, p.returncode))
     refuses_garbage(TDX, "regions", tmp)
+    without_section(TDX, idx, 23, ["regions"], "holds no region table", tmp)
 
 
 def main():
@@ -154,11 +155,7 @@ def main():
             print("SKIP: %s not found: Go's traces not checked" % TESTDATA)
             return
         n = nonempty = 0
-        for name, trace, events in golden_traces(TESTDATA):
-            if not trace:
-                fail("%s: no trace for the golden" % name)
-            idx = os.path.join(tmp, name + ".tidx")
-            run([TDX, "build", trace, "-o", idx], ok=True)
+        for name, idx, events in golden_indexes(TDX, TESTDATA, tmp):
             want, got = regions(parse(events)), ours(idx)
             if got != want:
                 fail("%s: regions --json:\n%s\nwanted:\n%s" % (name, got, want))
