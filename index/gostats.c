@@ -72,6 +72,9 @@ struct tdx_gostats {
     bool profiling; /* also the pprof-style profiles and the region table */
     tdx_goprof prof;
     tdx_regstats regs;
+    tdx_vgstore rstore;     /* the region table's strings (types, functions, files): kept out of
+                             * `store`, whose strings GSTATS writes */
+    tdx_hmap rstrs;         /* this generation's string id -> rstore's + 1 (cleared at a Sync) */
     uint64_t nev;           /* events so far: the profiles' order of waits */
     TDX_VEC(uint8_t) rbits; /* store string id -> its reason bits | 0x80 (0: not known yet) */
     tdx_xsort *spill; /* ended goroutines' records, by (id, when spilled): the last one counts */
@@ -245,6 +248,11 @@ tdx_gostats *tdx_gostats_new(const char *beside, size_t budget) {
         free(s);
         return NULL;
     }
+    if (tdx_vgstore_init(&s->rstore)) {
+        tdx_vgstore_free(&s->store);
+        free(s);
+        return NULL;
+    }
     if (!(s->spill = tdx_xsort_new(beside, budget))) {
         tdx_gostats_free(s);
         return NULL;
@@ -269,6 +277,8 @@ void tdx_gostats_free(tdx_gostats *s) {
     tdx_vec_free(&s->free);
     tdx_goprof_free(&s->prof);
     tdx_regstats_free(&s->regs);
+    tdx_vgstore_free(&s->rstore);
+    tdx_hmap_free(&s->rstrs);
     tdx_vec_free(&s->rbits);
     tdx_vgstore_free(&s->store);
     free(s);
@@ -295,8 +305,10 @@ int tdx_gostats_profiles_encode(const tdx_gostats *s, tdx_buf *out) {
     return tdx_goprof_encode(&s->prof, str_of, s, out);
 }
 
+static tdx_str rstr(const void *ctx, uint32_t id);
+
 int tdx_gostats_regions_encode(const tdx_gostats *s, tdx_buf *out) {
-    return tdx_regstats_encode(&s->regs, str_of, s, out);
+    return tdx_regstats_encode(&s->regs, rstr, s, out);
 }
 
 int64_t tdx_gostats_first_time(const tdx_gostats *s) {
@@ -343,15 +355,22 @@ static void finalize(tdx_gostats *s, grec *r, int64_t t) {
     kv_clear(&r->last_range);
 }
 
-/* The store's id of string `str` of g (a few distinct ones are looked up, often). */
-static uint32_t own_string(tdx_gostats *s, const tdx_gen *g, uint32_t str) {
+/* The id in `st` of string `str` of g, through this generation's cache (a few distinct ones are
+ * looked up, often). */
+static uint32_t intern_in(tdx_gostats *s, tdx_vgstore *st, tdx_hmap *cache, const tdx_gen *g,
+                          uint32_t str) {
     if (!g || str == 0 || str >= g->strings.n) return 0;
-    uint32_t v = tdx_hmap_get(&s->strs, str);
+    uint32_t v = tdx_hmap_get(cache, str);
     if (v != TDX_HMAP_EMPTY) return v - 1;
     tdx_str t = tdx_gen_str(g, str);
-    uint32_t id = tdx_vgstore_intern(&s->store, t.p, t.n);
-    if (!s->store.oom && tdx_hmap_put(&s->strs, str, id + 1)) s->oom = 1;
+    uint32_t id = tdx_vgstore_intern(st, t.p, t.n);
+    if (st->oom || tdx_hmap_put(cache, str, id + 1)) s->oom = 1;
     return id;
+}
+
+/* The store's id of string `str` of g. */
+static uint32_t own_string(tdx_gostats *s, const tdx_gen *g, uint32_t str) {
+    return intern_in(s, &s->store, &s->strs, g, str);
 }
 
 /* Go's transition reason: GoStop's and GoBlock's string, else empty. */
@@ -448,10 +467,17 @@ static void profile_step(tdx_gostats *s, grec *r, const tdx_event *e, uint32_t w
 
 /* ---- user regions (Go's per-goroutine region lists, as /userregions reads them) ---- */
 
-/* A string id of the store, with every empty text as 0 (keys compare ids). */
+/* A region-table string's text ("" for 0). */
+static tdx_str rstr(const void *ctx, uint32_t id) {
+    const tdx_gostats *s = ctx;
+    if (id == 0 || id >= s->rstore.strs.n) return (tdx_str){(const uint8_t *)"", 0};
+    return tdx_vgstore_str(&s->rstore, id);
+}
+
+/* A region-table string id, with every empty text as 0 (keys compare ids). */
 static uint32_t key_string(tdx_gostats *s, const tdx_gen *g, uint32_t str) {
-    uint32_t id = own_string(s, g, str);
-    return tdx_gostats_str(s, id).n ? id : 0;
+    uint32_t id = intern_in(s, &s->rstore, &s->rstrs, g, str);
+    return rstr(s, id).n ? id : 0;
 }
 
 /* Go's IsSystemGoroutine of a goroutine's name. */
@@ -782,7 +808,10 @@ static int spill_one(tdx_gostats *s, grec *r, tdx_err *err) {
 }
 
 int tdx_gostats_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_err *err) {
-    if (e->kind == TDX_KIND_SYNC) tdx_hmap_clear(&s->strs); /* string ids are per generation */
+    if (e->kind == TDX_KIND_SYNC) { /* string ids are per generation */
+        tdx_hmap_clear(&s->strs);
+        tdx_hmap_clear(&s->rstrs);
+    }
     s->nev++;
     if (!s->started) s->t0 = s->sync_ts = e->time, s->started = true;
     s->last_ts = e->time;
