@@ -334,13 +334,10 @@ int tdx_goprof_read(const uint8_t *p, size_t n, uint64_t off, const tdx_gen *tab
     uint64_t want = UINT64_MAX;                  /* the wanted name's place (UINT64_MAX: all) */
     tdx_str prev = {(const uint8_t *)"", 0};
     for (uint64_t i = 0; i < nn && !d.bad; i++) {
-        uint64_t len = tdx_deser_u(&d);
-        if (d.bad || len > (uint64_t)(d.end - d.p)) {
-            d.bad = 1;
-            break;
-        }
-        tdx_str t = {d.p, (uint32_t)len};
-        d.p += len;
+        size_t len;
+        const uint8_t *q = tdx_deser_bytes(&d, &len);
+        if (d.bad) break;
+        tdx_str t = {q, (uint32_t)len};
         if (i && tdx_str_cmp(prev, t) >= 0) d.bad = 1; /* by bytes, each once */
         prev = t;
         if (name && name->n && !tdx_str_cmp(t, *name)) want = i;

@@ -100,7 +100,8 @@ typedef struct tdx_goprof_rec {
 } tdx_goprof_rec;
 typedef TDX_VEC(tdx_goprof_rec) tdx_goprof_recs;
 
-/* Profile `which` of section bytes p[0..n) (at file offset off), of the goroutines named `name`
+/* Profile `which` (-1: none, only the checks) of section bytes p[0..n) (at file offset off), of
+ * the goroutines named `name`
  * (NULL or "": all of them, as in Go), as Go gives it: stacks with equal first 128 PCs (in tabs)
  * merged, each named by the stack of its latest wait; into out by stack. *named is false when
  * no goroutine of that name has a wait in any profile. Checks the whole section. 0, or -1 with

@@ -3,10 +3,10 @@
 #include "pprofout.h"
 
 #include <string.h>
-#include <xxhash.h>
 
 #include "core/hmap.h"
 #include "core/varint.h"
+#include "index/viewgen_store.h"
 
 /* profile.proto field numbers */
 enum { P_SAMPLE_TYPE = 1, P_SAMPLE = 2, P_LOCATION = 4, P_FUNCTION = 5, P_STRINGS = 6 };
@@ -14,10 +14,9 @@ enum { P_PERIOD_TYPE = 11, P_PERIOD = 12 };
 
 typedef struct wr {
     const tdx_gen *tabs;
-    TDX_VEC(tdx_str) strs; /* the string table, "" first */
-    tdx_hmap str_idx;      /* content hash (+ probe) -> index in strs */
-    tdx_hmap fn_idx;       /* file << 32 | func -> function number */
-    tdx_hmap loc_idx;      /* PC -> location number */
+    tdx_vgstore strs; /* the string table: "" first, the rest by content in the order added */
+    tdx_hmap fn_idx;  /* file << 32 | func -> function number */
+    tdx_hmap loc_idx; /* PC -> location number */
     tdx_buf fns, locs, samples, msg, ids;
     int oom;
 } wr;
@@ -39,18 +38,9 @@ static void put_bytes(tdx_buf *b, unsigned field, const void *p, size_t n, int *
 
 /* The string table's index of s[0..n), added at the end when new. */
 static uint64_t str_of(wr *w, const uint8_t *p, size_t n) {
-    uint64_t h = XXH3_64bits(p, n);
-    for (;; h++) { /* a hash two strings share: the next key */
-        uint32_t i = tdx_hmap_get(&w->str_idx, h);
-        if (i == TDX_HMAP_EMPTY) break;
-        const tdx_str *s = &w->strs.v[i];
-        if (s->n == n && (n == 0 || !memcmp(s->p, p, n))) return i;
-    }
-    tdx_str s = {p, n};
-    if (w->strs.n >= UINT32_MAX - 1 || tdx_vec_push(&w->strs, s) ||
-        tdx_hmap_put(&w->str_idx, h, (uint32_t)(w->strs.n - 1)))
-        w->oom = 1;
-    return w->strs.n - 1;
+    uint32_t id = tdx_vgstore_intern(&w->strs, p, n);
+    if (w->strs.oom) w->oom = 1;
+    return id;
 }
 
 static uint64_t lit(wr *w, const char *s) {
@@ -132,9 +122,10 @@ int tdx_pprof_write(tdx_buf *out, const tdx_gen *tabs, const tdx_goprof_rec *rec
     wr w;
     memset(&w, 0, sizeof w);
     w.tabs = tabs;
+    if (tdx_vgstore_init(&w.strs)) return -1;
     int rc = 0;
-    /* Go's string table order: "", the sample types, the functions' strings, the period type */
-    lit(&w, "");
+    /* Go's string table order: "" (the store's 0), the sample types, the functions' strings,
+     * the period type */
     uint64_t contentions = lit(&w, "contentions"), count = lit(&w, "count");
     uint64_t delay = lit(&w, "delay"), nanoseconds = lit(&w, "nanoseconds");
     for (size_t i = 0; i < n && !w.oom; i++) sample(&w, &recs[i], &rc);
@@ -143,12 +134,11 @@ int tdx_pprof_write(tdx_buf *out, const tdx_gen *tabs, const tdx_goprof_rec *rec
     value_type(&w, out, P_SAMPLE_TYPE, delay, nanoseconds, &rc);
     rc |= tdx_buf_append(out, w.samples.v, w.samples.n) | tdx_buf_append(out, w.locs.v, w.locs.n) |
           tdx_buf_append(out, w.fns.v, w.fns.n);
-    for (size_t i = 0; i < w.strs.n; i++)
-        put_bytes(out, P_STRINGS, w.strs.v[i].p, w.strs.v[i].n, &rc);
+    for (size_t i = 0; i < w.strs.strs.n; i++)
+        put_bytes(out, P_STRINGS, w.strs.strs.v[i].p, w.strs.strs.v[i].n, &rc);
     value_type(&w, out, P_PERIOD_TYPE, trace, count, &rc);
     put_u(out, P_PERIOD, 1, &rc);
-    tdx_vec_free(&w.strs);
-    tdx_hmap_free(&w.str_idx);
+    tdx_vgstore_free(&w.strs);
     tdx_hmap_free(&w.fn_idx);
     tdx_hmap_free(&w.loc_idx);
     tdx_vec_free(&w.fns);

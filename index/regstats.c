@@ -90,14 +90,9 @@ int tdx_regstats_encode(const tdx_regstats *r, tdx_rgstr_fn str, const void *ctx
 }
 
 static tdx_str get_str(tdx_deser *d) {
-    uint64_t n = tdx_deser_u(d);
-    if (d->bad || n > (uint64_t)(d->end - d->p)) {
-        d->bad = 1;
-        return (tdx_str){(const uint8_t *)"", 0};
-    }
-    tdx_str s = {d->p, (uint32_t)n};
-    d->p += n;
-    return s;
+    size_t n;
+    const uint8_t *p = tdx_deser_bytes(d, &n);
+    return (tdx_str){p, (uint32_t)n};
 }
 
 int tdx_regstats_decode(const uint8_t *p, size_t n, uint64_t off,

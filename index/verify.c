@@ -360,10 +360,8 @@ static int verify_pprof(tdx_index *ix, tdx_err *err) {
     const uint8_t *p = tdx_index_section(ix, TDX_SEC_PPROF, &len, err);
     if (!p) return -1;
     tdx_goprof_recs r = {0};
-    int rc = 0;
     bool named;
-    for (int w = 0; w < TDX_PROF_COUNT && !rc; w++)
-        rc = tdx_goprof_read(p, (size_t)len, ix->sec[TDX_SEC_PPROF].off, &ix->tabs, w, NULL, &r,
+    int rc = tdx_goprof_read(p, (size_t)len, ix->sec[TDX_SEC_PPROF].off, &ix->tabs, -1, NULL, &r,
                              &named, err);
     tdx_vec_free(&r);
     return rc;

@@ -66,11 +66,21 @@ static int flush(tdx_buf *o, bool stream) {
     return stream ? cli_flush_out(o, false) : 0;
 }
 
-static int show_json(tdx_buf *o, bool stream, const tdx_gen *t, int which, const tdx_goprof_rec *r,
-                     size_t n) {
-    uint64_t count = 0;
-    int64_t ns = 0;
-    for (size_t i = 0; i < n; i++) count += r[i].count, ns = tdx_wadd(ns, r[i].ns);
+/* A profile's stacks, the costliest first, and its totals. */
+typedef struct prof {
+    int which;
+    const tdx_goprof_rec *r;
+    size_t n;
+    uint64_t count;
+    int64_t ns; /* (summed as Go sums it, wrapping) */
+} prof;
+
+static int show_json(tdx_buf *o, bool stream, const tdx_gen *t, const prof *pf) {
+    const tdx_goprof_rec *r = pf->r;
+    size_t n = pf->n;
+    uint64_t count = pf->count;
+    int64_t ns = pf->ns;
+    int which = pf->which;
     char b[160];
     snprintf(b, sizeof b,
              "{\"profile\":\"%s\",\"count\":%" PRIu64 ",\"delay_ns\":%" PRId64 ",\"stacks\":[",
@@ -101,11 +111,12 @@ static int show_json(tdx_buf *o, bool stream, const tdx_gen *t, int which, const
 static const char *const titles[TDX_PROF_COUNT] = {"network blocking", "synchronization blocking",
                                                    "syscalls", "scheduler latency"};
 
-static int show_top(tdx_buf *o, bool stream, const tdx_gen *t, int which, const tdx_goprof_rec *r,
-                    size_t n, uint64_t top) {
-    uint64_t count = 0;
-    int64_t ns = 0;
-    for (size_t i = 0; i < n; i++) count += r[i].count, ns = tdx_wadd(ns, r[i].ns);
+static int show_top(tdx_buf *o, bool stream, const tdx_gen *t, const prof *pf, uint64_t top) {
+    const tdx_goprof_rec *r = pf->r;
+    size_t n = pf->n;
+    uint64_t count = pf->count;
+    int64_t ns = pf->ns;
+    int which = pf->which;
     char b[256], d[64];
     cli_duration(d, sizeof d, ns);
     snprintf(b, sizeof b, "%s (%s): %" PRIu64 " wait%s, %s in all, over %zu stack%s\n",
@@ -208,11 +219,14 @@ int cmd_pprof(int argc, char **argv) {
                 "the names); the profile is empty\n",
                 ix.path, name, path);
     if (recs.n > 1) qsort(recs.v, recs.n, sizeof *recs.v, by_delay);
+    prof pf = {which, recs.v, recs.n, 0, 0};
+    for (size_t i = 0; i < recs.n; i++)
+        pf.count += recs.v[i].count, pf.ns = tdx_wadd(pf.ns, recs.v[i].ns);
     int got = 0;
     if (json) {
-        got = show_json(&o, !to_file, &ix.tabs, which, recs.v, recs.n);
+        got = show_json(&o, !to_file, &ix.tabs, &pf);
     } else if (has_top) {
-        got = show_top(&o, !to_file, &ix.tabs, which, recs.v, recs.n, top);
+        got = show_top(&o, !to_file, &ix.tabs, &pf, top);
     } else if (tdx_pprof_write(&o, &ix.tabs, recs.v, recs.n)) {
         tdx_errf(&err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         goto report;
