@@ -57,6 +57,7 @@ enum tdx_section_kind {
     TDX_SEC_GSTATS = 21,   /* Go's goroutine analysis (gsindex.h; blocked: its own checksums) */
     TDX_SEC_PPROF = 22,    /* go tool trace's pprof-style profiles, per stack (goprof.h) */
     TDX_SEC_REGIONS = 23,  /* go tool trace's user region table (regstats.h) */
+    TDX_SEC_MUTIL = 24,    /* the inputs of go tool trace's mutator utilization (muinput.h) */
     TDX_SEC_COUNT_
 };
 

@@ -44,7 +44,8 @@ const char *tdx_section_name(uint32_t kind) {
                                                   [TDX_SEC_FNAMES] = "FNAMES",
                                                   [TDX_SEC_GSTATS] = "GSTATS",
                                                   [TDX_SEC_PPROF] = "PPROF",
-                                                  [TDX_SEC_REGIONS] = "REGIONS"};
+                                                  [TDX_SEC_REGIONS] = "REGIONS",
+                                                  [TDX_SEC_MUTIL] = "MUTIL"};
     return kind < TDX_SEC_COUNT_ && n[kind] ? n[kind] : "UNKNOWN";
 }
 

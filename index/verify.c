@@ -15,6 +15,7 @@
 #include "index/evcodec.h"
 #include "index/goprof.h"
 #include "index/gsindex.h"
+#include "index/muinput.h"
 #include "index/regstats.h"
 #include "index/query.h"
 #include "index/sumindex.h"
@@ -381,6 +382,23 @@ static int verify_regions(tdx_index *ix, tdx_err *err) {
              : -1;
 }
 
+/* The mutator utilization's inputs as `mmu` reads them, ending at META's last event (a partial
+ * index's, at its last Sync: within META's span). */
+static int verify_mutil(tdx_index *ix, tdx_err *err) {
+    uint64_t len, off = ix->sec[TDX_SEC_MUTIL].off;
+    const uint8_t *p = tdx_index_section(ix, TDX_SEC_MUTIL, &len, err);
+    tdx_muread r;
+    if (!p || tdx_muread_init(&r, p, (size_t)len, off, err)) return -1;
+    int64_t first = (int64_t)ix->meta[M_FIRST_TIME], last = (int64_t)ix->meta[M_LAST_TIME];
+    if (ix->partial ? r.last < first || r.last > last : r.last != last)
+        return tdx_index_corrupt(err, off, "section MUTIL");
+    tdx_murec rec;
+    int rc;
+    while ((rc = tdx_muread_next(&r, &rec, err)) == 1) {
+    }
+    return rc;
+}
+
 /* The split ranges as `ranges` reads them, within the proc view's output. */
 static int verify_ranges(tdx_index *ix, tdx_err *err) {
     tdx_vrange *r;
@@ -413,6 +431,7 @@ static int verify_views(tdx_index *ix, tdx_err *err) {
     if (!rc && ix->sec[TDX_SEC_GSTATS].present) rc = verify_gstats(ix, err);
     if (!rc && ix->sec[TDX_SEC_PPROF].present) rc = verify_pprof(ix, err);
     if (!rc && ix->sec[TDX_SEC_REGIONS].present) rc = verify_regions(ix, err);
+    if (!rc && ix->sec[TDX_SEC_MUTIL].present) rc = verify_mutil(ix, err);
     if (st) tdx_vgstore_free(st);
     return rc;
 }

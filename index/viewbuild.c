@@ -32,6 +32,7 @@
 #include "index/gostats.h"
 #include "index/gsindex.h"
 #include "index/jsonout.h"
+#include "index/muinput.h"
 #include "index/scratch.h"
 #include "index/sumindex.h"
 #include "index/sumspill.h"
@@ -131,6 +132,7 @@ typedef struct worker {
     tdx_summary sum;
     tdx_sumspill spill;
     tdx_gostats *gst; /* Go's goroutine analysis (GSTATS), beside the summary */
+    tdx_muin mu;      /* the mutator utilization's inputs (MUTIL) */
     tdx_jsplit split;
     bool has_split;
     tdx_hmap alive;
@@ -679,6 +681,11 @@ static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *e
             w->stop_pos = 0;
         }
         if (!rc && w->summary) rc = summarize(w, e);
+        /* (Go's MMU reads the events the views do: a damaged trace's up to its last Sync) */
+        if (!rc && w->summary && tdx_muin_event(&w->mu, e, sh->tabs, &w->err)) {
+            w->failed = 1;
+            rc = -1;
+        }
         for (int vi = 0; vi < w->nviews && !rc; vi++)
             if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
         if (!rc) rc = track(w, e);
@@ -768,6 +775,7 @@ static void worker_free(worker *w) {
         tdx_summary_free(&w->sum);
         tdx_sumspill_free(&w->spill);
         tdx_gostats_free(w->gst);
+        tdx_muin_free(&w->mu);
     }
     tdx_hmap_free(&w->alive);
     tdx_hmap_free(&w->found);
@@ -833,6 +841,7 @@ static int worker_init(worker *w, shared *sh, int index) {
                 !(w->gst = tdx_gostats_new(tdx_iwriter_temp_path(sh->iw), sh->sort_budget)))
                 return oom(w);
             tdx_gostats_profile(w->gst); /* stack ids: the index's (sh->tabs) */
+            tdx_muin_init(&w->mu, tdx_iwriter_temp_path(sh->iw));
         }
     }
     return tdx_scratch_open(&w->file, tdx_iwriter_temp_path(sh->iw), &w->err) ? scratch_failed(w)
@@ -982,6 +991,10 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     r.n = 0;
     if (tdx_gostats_regions_encode(w0->gst, &r)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_REGIONS, r.v, r.n, err)) goto fail;
+    /* MUTIL: what the mutator utilization is computed from (index/muinput.c). */
+    if (tdx_iwriter_stream_begin(iw, TDX_SEC_MUTIL, err) ||
+        tdx_muin_write(&w0->mu, put_stream, iw, err) || tdx_iwriter_stream_end(iw, err))
+        goto fail;
     r.n = 0;
     if (tdx_vgstore_save(&sh->store, &r, &nodes)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_VGSTORE, r.v, r.n, err) ||

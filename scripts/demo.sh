@@ -62,6 +62,16 @@ if "$T" --help | grep -q '^  build'; then
          "traceidx pprof sched $OUT/service.tidx -o $OUT/sched.pprof"
     "$T" pprof sched "$OUT/service.tidx" -o "$OUT/sched.pprof"
     echo "wrote $OUT/sched.pprof ($(wc -c <"$OUT/sched.pprof") bytes)"
+    step "A longer run of the service (2 s traced), long enough for the GC to run twice" \
+         "tracegen --size 40MiB --seed 1 -o $OUT/gc.trace && traceidx build $OUT/gc.trace"
+    "$BUILD/bench/tracegen" --size 40MiB --seed 1 -o "$OUT/gc.trace"
+    "$T" build "$OUT/gc.trace"
+    step "How much of the Ps the GC left the program, at its worst, for each window size (go tool trace's /mmu page)" \
+         "traceidx mmu $OUT/gc.trace.tidx"
+    "$T" mmu "$OUT/gc.trace.tidx"
+    step "The three worst 1ms windows, each with the query that shows it" \
+         "traceidx mmu $OUT/gc.trace.tidx --window 1ms | head -n 4"
+    "$T" mmu "$OUT/gc.trace.tidx" --window 1ms | head -n 4
     G=$(TZ=UTC "$T" dump --events "$OUT/service.trace" | sed -n 's/.*StateTransition.* GoID=\([0-9][0-9]*\) NotExist->Runnable.*/\1/p' | sed -n 100p)
     if [ -n "$G" ]; then
         step "Goroutine $G's view (go tool trace's goid=$G page)" \

@@ -36,6 +36,9 @@ int cli_parse_i64(const char *s, int64_t *v);
 /* Parses a byte count: digits with an optional suffix k, M or G (powers of 1024; also KiB, MiB,
  * GiB, kB, MB, GB) or B; 0 on success, -1 if malformed or past 2^64 - 1. */
 int cli_parse_bytes(const char *s, uint64_t *v);
+/* Parses a duration as Go's time.ParseDuration does (1.5s, 10ms, 2m3s, 500us or 500µs), or a
+ * bare integer of ns; 0 on success, -1 if malformed, negative or past 2^63 ns. */
+int cli_parse_duration(const char *s, int64_t *out);
 
 /* The bytes of section `kind` that a command needs (checked as tdx_index_section checks them),
  * or NULL after saying why on stderr: an index built before traceidx had the section (`what`
@@ -138,5 +141,6 @@ int cmd_goroutines(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
 int cmd_regions(int argc, char **argv);
+int cmd_mmu(int argc, char **argv);
 
 #endif

@@ -63,61 +63,6 @@ static int refuse_target(const char *out) {
     return -1;
 }
 
-/* Go's time.ParseDuration, plus a bare integer meaning nanoseconds. */
-static int parse_duration(const char *s, int64_t *out) {
-    if (!*s) return -1;
-    char *end;
-    errno = 0;
-    long long whole = strtoll(s, &end, 10);
-    if (!*end && errno == 0 && s[0] != '+' && s[0] != '-') {
-        if (whole < 0) return -1;
-        *out = whole;
-        return 0;
-    }
-    double total = 0;
-    const char *p = s;
-    while (*p) {
-        /* Digits with at most one point, as Go takes them (strtod alone would also take an
-         * exponent, hex or "inf"). */
-        char num[64];
-        size_t n = 0, digits = 0, points = 0;
-        for (; (p[n] >= '0' && p[n] <= '9') || p[n] == '.'; n++) {
-            if (p[n] == '.')
-                points++;
-            else
-                digits++;
-        }
-        if (!digits || points > 1 || n >= sizeof num) return -1;
-        memcpy(num, p, n);
-        num[n] = 0;
-        errno = 0;
-        double v = strtod(num, &end);
-        if (*end || errno) return -1;
-        p += n;
-        double unit;
-        if (!strncmp(p, "ns", 2))
-            unit = 1, p += 2;
-        else if (!strncmp(p, "us", 2))
-            unit = 1e3, p += 2;
-        else if (!strncmp(p, "\xc2\xb5s", 3) || !strncmp(p, "\xce\xbcs", 3))
-            unit = 1e3, p += 3;
-        else if (!strncmp(p, "ms", 2))
-            unit = 1e6, p += 2;
-        else if (*p == 's')
-            unit = 1e9, p += 1;
-        else if (*p == 'm')
-            unit = 60e9, p += 1;
-        else if (*p == 'h')
-            unit = 3600e9, p += 1;
-        else
-            return -1;
-        total += v * unit;
-    }
-    if (total < 0 || total > 9.2e18) return -1;
-    *out = (int64_t)(total + 0.5);
-    return 0;
-}
-
 typedef struct sink {
     FILE *f;
     tdx_afile af;
@@ -259,7 +204,7 @@ int cmd_query(int argc, char **argv) {
         memcpy(b, colon + 1, nb + 1);
         int64_t s = 0, e = span;
         bool rel = b[0] == '+';
-        if ((na && parse_duration(a, &s)) || (nb && parse_duration(b + rel, &e)) ||
+        if ((na && cli_parse_duration(a, &s)) || (nb && cli_parse_duration(b + rel, &e)) ||
             (rel && nb == 1)) {
             tdx_index_close(&ix);
             return cli_usage_error("query",

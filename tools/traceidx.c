@@ -17,6 +17,7 @@ static const struct {
      "go tool trace's goroutine analysis: where goroutines' time went"},
     {"tasks", cmd_tasks, "go tool trace's user tasks: types, duration histograms, slowest"},
     {"regions", cmd_regions, "go tool trace's user regions: by type and start, histograms"},
+    {"mmu", cmd_mmu, "go tool trace's minimum mutator utilization: the GC's worst windows"},
     {"pprof", cmd_pprof, "go tool trace's pprof-style profiles: net, sync, syscall, sched"},
     {"info", cmd_info, "describe an index: span, generations, events, goroutines, size"},
     {"validate", cmd_validate, "check a trace the way Go's parser does and summarise it"},

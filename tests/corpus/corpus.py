@@ -295,6 +295,8 @@ def check_corrupt(tdx, name, tmp):
                          what + " (pprof)")
         if kind == 23:
             expect_error(tdx, [tdx, "regions", bad], ["corrupt", "rebuild"], what + " (regions)")
+        if kind == 24:
+            expect_error(tdx, [tdx, "mmu", bad], ["corrupt", "rebuild"], what + " (mmu)")
         # A whole-trace query replays every event block (decoded ahead on a second thread).
         if kind == 7:
             expect_error(tdx, [tdx, "query", bad, "-o", os.path.join(tmp, "q.json")],

@@ -53,6 +53,7 @@ cmp -s "$tmp/cut.tidx" "$tmp/cut2.tidx" || fail "the partial index differs betwe
 out=$("$T" info --verify "$tmp/cut.tidx" 2>&1) || fail "info --verify: $out"
 echo "$out" | grep -q "^partial: .*damaged at byte offset" || fail "info has no partial line: $out"
 "$T" info --json "$tmp/cut.tidx" | grep -q '"partial":{"damage_offset":' || fail "info --json"
+"$T" mmu --json "$tmp/cut.tidx" | grep -q '^{"curve":\[\[' || fail "mmu of a partial index"
 # The warning counts both what the views show and what the index keeps (the summary line's count).
 kept=$(sed -n 's/.*the index keeps all \([0-9]*\) events read before the damage$/\1/p' "$tmp/err")
 "$T" info "$tmp/cut.tidx" | grep -q "^events: *$kept\$" ||

@@ -1,0 +1,80 @@
+/* muinput.h: the inputs of go tool trace's mutator utilization (its MMU page): the few events that
+ * can change it, recorded in order by the build into section MUTIL, and read back by index/mmu.c.
+ *
+ * Go computes utilization from every event; all but these leave it as it is, except that an event
+ * after two changes at one time stamp starts the value the second change set (Go keeps the lowest
+ * at one time stamp). A TICK record stands for that next event. */
+#ifndef TDX_MUINPUT_H
+#define TDX_MUINPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/error.h"
+#include "core/event.h"
+#include "core/gen.h"
+#include "core/hmap.h"
+#include "index/scratch.h"
+
+enum {
+    TDX_MU_PROCS = 1,       /* the GOMAXPROCS metric: n */
+    TDX_MU_STW_BEGIN,       /* a stop-the-world range whose name contains "GC" */
+    TDX_MU_STW_END,         /* */
+    TDX_MU_SWEEP_BEGIN,     /* "GC incremental sweep" on proc p */
+    TDX_MU_SWEEP_END,       /* */
+    TDX_MU_ASSIST_BEGIN,    /* "GC mark assist" of goroutine g, on proc p */
+    TDX_MU_ASSIST_END,      /* */
+    TDX_MU_RUN,             /* g starts executing on p (g assisting or a GC worker) */
+    TDX_MU_STOP,            /* g stops executing on p */
+    TDX_MU_LABEL,           /* g on p labelled "GC (...)" (not "GC (idle)") */
+    TDX_MU_LABEL_DEDICATED, /* g on p labelled "GC (dedicated)" */
+    TDX_MU_TICK,            /* any other event */
+    TDX_MU_NKINDS
+};
+
+typedef struct tdx_murec {
+    int64_t time;
+    uint8_t kind;
+    int64_t p, g; /* TDX_NO_ID when none */
+    uint64_t n;   /* TDX_MU_PROCS */
+} tdx_murec;
+
+/* ---- recording (the build) ---- */
+
+typedef struct tdx_muin {
+    tdx_scratch file; /* the records, beside the index being written */
+    const char *beside;
+    tdx_buf rec;     /* one record's bytes */
+    uint64_t n;      /* records */
+    int64_t prev;    /* the last record's time */
+    int64_t last;    /* the last event's time */
+    bool tick;       /* a record waits for the next event at a later time */
+    tdx_hmap assist; /* goroutines in a mark assist */
+    tdx_hmap worker; /* goroutines ever labelled as GC workers */
+} tdx_muin;
+
+void tdx_muin_init(tdx_muin *w, const char *beside);
+void tdx_muin_free(tdx_muin *w);
+/* Feeds every event, in order; g holds its strings. 0, or -1 with err set. */
+int tdx_muin_event(tdx_muin *w, const tdx_event *e, const tdx_gen *g, tdx_err *err);
+/* Writes section MUTIL (layout in docs/index-format.md) through put. 0 or -1. */
+int tdx_muin_write(tdx_muin *w, int (*put)(void *ctx, const void *p, size_t n, tdx_err *err),
+                   void *ctx, tdx_err *err);
+
+/* ---- reading ---- */
+
+typedef struct tdx_muread {
+    const uint8_t *base, *p, *end;
+    uint64_t off;  /* the section's file offset */
+    uint64_t left; /* records not read yet */
+    int64_t t;     /* the last record's time */
+    int64_t last;  /* the trace's last event time */
+} tdx_muread;
+
+/* Starts reading section bytes p[0..n) at file offset off: 0, or -1 with err set. */
+int tdx_muread_init(tdx_muread *r, const uint8_t *p, size_t n, uint64_t off, tdx_err *err);
+/* The next record: 1, 0 after the last, -1 with err set when malformed. */
+int tdx_muread_next(tdx_muread *r, tdx_murec *out, tdx_err *err);
+
+#endif
