@@ -111,7 +111,9 @@ int tdx_muin_event(tdx_muin *w, const tdx_event *e, const tdx_gen *g, tdx_err *e
     int kind = classify(w, e, g, &p, &gid, &oomed);
     if (oomed) return oom(err);
     if (kind) {
-        w->tick = true;
+        /* Only a second change at one time stamp can leave Go's value below the state's (its
+         * times increase strictly but in converted old traces) */
+        w->tick = w->n && e->time == w->prev;
         return put(w, e->time, kind, p, gid, e->args[0], err);
     }
 other:

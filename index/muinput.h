@@ -3,7 +3,7 @@
  *
  * Go computes utilization from every event; all but these leave it as it is, except that an event
  * after two changes at one time stamp starts the value the second change set (Go keeps the lowest
- * at one time stamp). A TICK record stands for that next event. */
+ * at one time stamp). A TICK record stands for that next event (only old traces repeat times). */
 #ifndef TDX_MUINPUT_H
 #define TDX_MUINPUT_H
 
@@ -49,7 +49,7 @@ typedef struct tdx_muin {
     uint64_t n;      /* records */
     int64_t prev;    /* the last record's time */
     int64_t last;    /* the last event's time */
-    bool tick;       /* a record waits for the next event at a later time */
+    bool tick;       /* two records at one time wait for the next event at a later time */
     tdx_hmap assist; /* goroutines in a mark assist */
     tdx_hmap worker; /* goroutines ever labelled as GC workers */
 } tdx_muin;

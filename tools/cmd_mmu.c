@@ -205,8 +205,9 @@ static int worst(tdx_buf *o, tdx_mmu *m, tdx_index *ix, const char *path, unsign
     for (size_t i = 0; i < n; i++) {
         char at[48];
         cli_duration(at, sizeof at, w[i].time - t0);
-        tdx_buf_printf(o, "  %.3f at %-16s traceidx query %s --range %" PRId64 ":+%" PRId64 "\n",
-                       w[i].util, at, path, w[i].time - t0, window);
+        int pad = 16 - (int)cli_text_width(at, strlen(at)); /* ("µs" is one column) */
+        tdx_buf_printf(o, "  %.3f at %s%*s traceidx query %s --range %" PRId64 ":+%" PRId64 "\n",
+                       w[i].util, at, pad > 0 ? pad : 0, "", path, w[i].time - t0, window);
     }
     return 0;
 }

@@ -430,6 +430,28 @@ def gofmt_v(v):
     return r[:-2] if r.endswith(".0") else r
 
 
+def check_synth(tmp):
+    """The details' links on a split trace: Go links the first split range whose end time (an
+    elapsed time) exceeds the window's start (a trace time), else the last range."""
+    trace = os.path.join(TESTDATA, "synth", "synth-split.trace")
+    ranges = os.path.join(TESTDATA, "golden", "synth-split", "ranges.json")
+    if not os.path.exists(trace) or not os.path.exists(ranges):
+        print("SKIP: %s not found: the links to split ranges not checked" % trace)
+        return
+    rs = json.load(open(ranges))
+    idx = os.path.join(tmp, "synth.tidx")
+    run([TDX, "build", trace, "-o", idx], ok=True)
+    rows = mmu_json(idx, "--window", "10ms")
+    if not rows or len(rows) != 10:
+        fail("synth-split: %s worst windows" % rows)
+    for r in rows:
+        pick = next((x for x in rs if x["endTime"] > r["Time"]), rs[-1])
+        t, e = gofmt_v(r["Time"] / 1e6), gofmt_v((r["Time"] + 10 ** 7) / 1e6)
+        want = "/trace?view=proc&start=%d&end=%d#%s:%s" % (pick["start"], pick["end"], t, e)
+        if r["URL"] != want:
+            fail("synth-split: the window at %d links %s, Go %s" % (r["Time"], r["URL"], want))
+
+
 def mmu_json(idx, *args):
     return json.loads(run([TDX, "mmu", idx, "--json"] + list(args), ok=True).stdout)
 
@@ -549,6 +571,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="tdx-mmu-")
     try:
         check_cli(tmp, check_basic(tmp))
+        check_synth(tmp)
         total = traces = 0
         if os.path.isdir(os.path.join(TESTDATA, "golden")):
             for name, idx, evs in golden_indexes(TDX, TESTDATA, tmp):
