@@ -12,12 +12,13 @@
 #include "index/muinput.h"
 
 /* Strings: 1 "GC mark termination" (a GC stop-the-world), 2 "GC (fractional)" (a worker),
- * 3 "GC (idle)" (not one), 4 "GC (dedicated)". */
+ * 3 "GC (idle)" (not one), 4 "GC (dedicated)", 5 "GOMAXPROCS" (a stop-the-world, not the GC's). */
 static tdx_str strs[] = {{(const uint8_t *)"", 0},
                          {(const uint8_t *)"GC mark termination", 19},
                          {(const uint8_t *)"GC (fractional)", 15},
                          {(const uint8_t *)"GC (idle)", 9},
-                         {(const uint8_t *)"GC (dedicated)", 14}};
+                         {(const uint8_t *)"GC (dedicated)", 14},
+                         {(const uint8_t *)"GOMAXPROCS", 10}};
 
 typedef struct feed {
     tdx_muin w;
@@ -123,7 +124,7 @@ Test(mmu, same_time_changes_then_any_event) {
 }
 
 /* Every flag, system-wide: 2 Ps from 100. A GC stop-the-world 200-300 (both Ps); a non-GC one
- * changes nothing (its kind has no "GC"); an assist by G1 on P0 300-500 with G1 off its P
+ * 1200-1300 changes nothing (its kind has no "GC"); an assist by G1 on P0 300-500 with G1 off its P
  * 350-400; a worker G2 labelled on P1 600-700, then running again 800-900 without a label
  * (it still counts); a "GC (idle)" label counts nothing; a sweep on P0 1000-1100. End 2000. */
 Test(mmu, what_each_flag_counts) {
@@ -147,6 +148,8 @@ Test(mmu, what_each_flag_counts) {
     ev(&f, 960, TDX_EV_GO_LABEL, 1, 3, 3);
     ev(&f, 1000, TDX_EV_GC_SWEEP_BEGIN, 0, 1, 0);
     ev(&f, 1100, TDX_EV_GC_SWEEP_END, 0, 1, 0);
+    ev(&f, 1200, TDX_EV_STW_BEGIN, 0, 1, 5);
+    ev(&f, 1300, TDX_EV_STW_END, 0, 1, 5);
     ev(&f, 2000, TDX_EV_HEAP_ALLOC, 0, 1, 1);
     tdx_buf b = section(&f);
 
