@@ -41,7 +41,11 @@ static const char mmu_help[] =
     "INDEX may be the trace itself: its TRACE.tidx is used after checking it matches. The\n"
     "build records what the utilization is computed from; the curve is computed as Go computes\n"
     "it, in time that follows the trace's GC activity. An index built before traceidx did asks\n"
-    "for a rebuild.\n";
+    "for a rebuild.\n\n"
+    "Go's quirk, kept: with background workers counted, a worker's start counts twice (the\n"
+    "start, and the label the runtime writes with every start) and its stop once, so a P whose\n"
+    "worker ran twice stays in GC to the end, and a function that ends at 0 is cut where it\n"
+    "reached 0. --include stw,assist leaves workers out.\n";
 
 static const struct {
     const char *name;
