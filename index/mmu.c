@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hmap.h"
 #include "core/mem.h"
 
 #define MAX_PROCS (1u << 20) /* beyond any runtime's GOMAXPROCS; each P costs a slot */
@@ -69,7 +68,6 @@ typedef struct build {
     unsigned flags;
     TDX_VEC(proc) ps;
     int64_t stw;
-    tdx_hmap ingc, bgmark;
 } build;
 
 static proc *proc_of(build *b, int64_t p) {
@@ -103,7 +101,6 @@ static int set_procs(build *b, int64_t t, uint64_t n) {
 
 static int record(build *b, const tdx_murec *r) {
     unsigned f = b->flags;
-    int put = 0;
     switch (r->kind) {
     case TDX_MU_STW_BEGIN:
     case TDX_MU_STW_END:
@@ -114,34 +111,30 @@ static int record(build *b, const tdx_murec *r) {
         if (f & TDX_MMU_SWEEP) gc_add(b, r->p, r->kind == TDX_MU_SWEEP_BEGIN ? 1 : -1);
         break;
     case TDX_MU_ASSIST_BEGIN:
-        if (!(f & TDX_MMU_ASSIST)) break;
-        gc_add(b, r->p, 1);
-        if (r->g != TDX_NO_ID) put = tdx_hmap_put(&b->ingc, (uint64_t)r->g, 1);
-        break;
     case TDX_MU_ASSIST_END:
-        if (!(f & TDX_MMU_ASSIST)) break;
-        gc_add(b, r->p, -1);
-        if (r->g != TDX_NO_ID) tdx_hmap_del(&b->ingc, (uint64_t)r->g);
+        if (f & TDX_MMU_ASSIST) gc_add(b, r->p, r->kind == TDX_MU_ASSIST_BEGIN ? 1 : -1);
         break;
     case TDX_MU_RUN:
-    case TDX_MU_STOP:
-        if (tdx_hmap_get(&b->ingc, (uint64_t)r->g) != TDX_HMAP_EMPTY ||
-            tdx_hmap_get(&b->bgmark, (uint64_t)r->g) != TDX_HMAP_EMPTY)
+    case TDX_MU_STOP: {
+        /* Go's inGC (assisting, with the assist flag) or bgMark (labelled a worker, with the
+         * background flag; per P, by a label other than "GC (dedicated)") */
+        unsigned bg = f & TDX_MMU_PERPROC ? TDX_MU_WHY_SHARED : TDX_MU_WHY_LABEL;
+        if (((f & TDX_MMU_ASSIST) && (r->why & TDX_MU_WHY_ASSIST)) ||
+            ((f & TDX_MMU_BACKGROUND) && (r->why & bg)))
             gc_add(b, r->p, r->kind == TDX_MU_RUN ? 1 : -1);
         break;
+    }
     case TDX_MU_LABEL:
     case TDX_MU_LABEL_DEDICATED:
         /* per P, dedicated workers do not count: they take the whole P, delaying no goroutine */
         if (!(f & TDX_MMU_BACKGROUND) ||
             ((f & TDX_MMU_PERPROC) && r->kind == TDX_MU_LABEL_DEDICATED))
             break;
-        put = tdx_hmap_put(&b->bgmark, (uint64_t)r->g, 1);
         gc_add(b, r->p, 1);
         break;
     default:
         break;
     }
-    if (put) return -1;
     if (!(f & TDX_MMU_PERPROC)) {
         size_t gcps = 0;
         if (b->stw > 0)
@@ -186,8 +179,6 @@ int tdx_mmu_new(tdx_mmu **out, tdx_muread *r, unsigned flags, tdx_err *err) {
     for (size_t i = 0; i < b.ps.n; i++)
         if (add_util(&b.m->s[b.ps.v[i].series].util, r->last, 0)) goto oom;
     tdx_vec_free(&b.ps);
-    tdx_hmap_free(&b.ingc);
-    tdx_hmap_free(&b.bgmark);
     if (!b.m->n) {
         tdx_mmu_free(b.m);
         return 0;
@@ -198,8 +189,6 @@ oom:
     tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
 fail:
     tdx_vec_free(&b.ps);
-    tdx_hmap_free(&b.ingc);
-    tdx_hmap_free(&b.bgmark);
     tdx_mmu_free(b.m);
     return -1;
 }

@@ -15,6 +15,7 @@
 #include "core/event.h"
 #include "core/gen.h"
 #include "core/hmap.h"
+#include "index/rans.h"
 #include "index/scratch.h"
 
 enum {
@@ -23,35 +24,50 @@ enum {
     TDX_MU_STW_END,         /* */
     TDX_MU_SWEEP_BEGIN,     /* "GC incremental sweep" on proc p */
     TDX_MU_SWEEP_END,       /* */
-    TDX_MU_ASSIST_BEGIN,    /* "GC mark assist" of goroutine g, on proc p */
+    TDX_MU_ASSIST_BEGIN,    /* "GC mark assist" on proc p */
     TDX_MU_ASSIST_END,      /* */
-    TDX_MU_RUN,             /* g starts executing on p (g assisting or a GC worker) */
-    TDX_MU_STOP,            /* g stops executing on p */
-    TDX_MU_LABEL,           /* g on p labelled "GC (...)" (not "GC (idle)") */
-    TDX_MU_LABEL_DEDICATED, /* g on p labelled "GC (dedicated)" */
+    TDX_MU_RUN,             /* a goroutine starts executing on p: why it may count */
+    TDX_MU_STOP,            /* a goroutine stops executing on p: why it may count */
+    TDX_MU_LABEL,           /* a goroutine on p labelled "GC (...)" (not "GC (idle)") */
+    TDX_MU_LABEL_DEDICATED, /* a goroutine on p labelled "GC (dedicated)" */
     TDX_MU_TICK,            /* any other event */
     TDX_MU_NKINDS
+};
+
+/* Why a goroutine's start or stop may count (Go counts it when the goroutine is in its inGC or
+ * bgMark set): bits of what the goroutine is then, as Go's sets would hold it for any flags. */
+enum {
+    TDX_MU_WHY_ASSIST = 1, /* in a mark assist (Go's inGC, with the assist flag) */
+    TDX_MU_WHY_LABEL = 2,  /* ever labelled a worker (bgMark, with background workers) */
+    TDX_MU_WHY_SHARED = 4, /* ... not "GC (dedicated)" (bgMark per P, which leaves those out) */
+    TDX_MU_WHY_ALL = 7
 };
 
 typedef struct tdx_murec {
     int64_t time;
     uint8_t kind;
-    int64_t p, g; /* TDX_NO_ID when none */
-    uint64_t n;   /* TDX_MU_PROCS */
+    uint8_t why; /* TDX_MU_RUN and TDX_MU_STOP: TDX_MU_WHY_* bits, not 0 */
+    int64_t p;   /* TDX_NO_ID when none */
+    uint64_t n;  /* TDX_MU_PROCS */
 } tdx_murec;
 
 /* ---- recording (the build) ---- */
 
 typedef struct tdx_muin {
-    tdx_scratch file; /* the records, beside the index being written */
+    tdx_scratch file; /* the coded blocks, beside the index being written */
     const char *beside;
-    tdx_buf rec;     /* one record's bytes */
+    TDX_VEC(tdx_murec) blk; /* the block being filled */
+    tdx_rans_enc enc;
+    tdx_buf coded, rec; /* a block's coded bytes, and its head */
+    uint64_t nvals;
+    int64_t coded_t; /* the last coded record's time */
     uint64_t n;      /* records */
     int64_t prev;    /* the last record's time */
     int64_t last;    /* the last event's time */
     bool tick;       /* two records at one time wait for the next event at a later time */
+    uint64_t procs;  /* the last GOMAXPROCS (0: none yet) */
     tdx_hmap assist; /* goroutines in a mark assist */
-    tdx_hmap worker; /* goroutines ever labelled as GC workers */
+    tdx_hmap worker; /* goroutines ever labelled as GC workers: TDX_MU_WHY_LABEL (| SHARED) */
 } tdx_muin;
 
 void tdx_muin_init(tdx_muin *w, const char *beside);
@@ -65,15 +81,23 @@ int tdx_muin_write(tdx_muin *w, int (*put)(void *ctx, const void *p, size_t n, t
 /* ---- reading ---- */
 
 typedef struct tdx_muread {
-    const uint8_t *base, *p, *end;
+    const uint8_t *base, *p, *end, *block;
     uint64_t off;  /* the section's file offset */
     uint64_t left; /* records not read yet */
     int64_t t;     /* the last record's time */
     int64_t last;  /* the trace's last event time */
+    /* the block being read */
+    tdx_rans_dec dec;
+    uint64_t bleft, vleft, unit;
+    uint32_t prev_kind;
+    bool bad;
+    int64_t lastp[TDX_MU_NKINDS];
 } tdx_muread;
 
-/* Starts reading section bytes p[0..n) at file offset off: 0, or -1 with err set. */
+/* Starts reading section bytes p[0..n) at file offset off: 0, or -1 with err set. Free it with
+ * tdx_muread_free either way. */
 int tdx_muread_init(tdx_muread *r, const uint8_t *p, size_t n, uint64_t off, tdx_err *err);
+void tdx_muread_free(tdx_muread *r);
 /* The next record: 1, 0 after the last, -1 with err set when malformed. */
 int tdx_muread_next(tdx_muread *r, tdx_murec *out, tdx_err *err);
 

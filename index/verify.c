@@ -387,15 +387,15 @@ static int verify_regions(tdx_index *ix, tdx_err *err) {
 static int verify_mutil(tdx_index *ix, tdx_err *err) {
     uint64_t len, off = ix->sec[TDX_SEC_MUTIL].off;
     const uint8_t *p = tdx_index_section(ix, TDX_SEC_MUTIL, &len, err);
+    if (!p) return -1;
     tdx_muread r;
-    if (!p || tdx_muread_init(&r, p, (size_t)len, off, err)) return -1;
+    int rc = tdx_muread_init(&r, p, (size_t)len, off, err);
     int64_t first = (int64_t)ix->meta[M_FIRST_TIME], last = (int64_t)ix->meta[M_LAST_TIME];
-    if (ix->partial ? r.last < first || r.last > last : r.last != last)
-        return tdx_index_corrupt(err, off, "section MUTIL");
+    if (!rc && (ix->partial ? r.last < first || r.last > last : r.last != last))
+        rc = tdx_index_corrupt(err, off, "section MUTIL");
     tdx_murec rec;
-    int rc;
-    while ((rc = tdx_muread_next(&r, &rec, err)) == 1) {
-    }
+    while (!rc && (rc = tdx_muread_next(&r, &rec, err)) == 1) rc = 0;
+    tdx_muread_free(&r);
     return rc;
 }
 

@@ -270,8 +270,10 @@ int cmd_mmu(int argc, char **argv) {
     const uint8_t *p = cli_index_section(&ix, TDX_SEC_MUTIL, "mutator utilization", &len);
     if (!p) goto out;
     tdx_muread r;
-    if (tdx_muread_init(&r, p, (size_t)len, ix.sec[TDX_SEC_MUTIL].off, &err) ||
-        tdx_mmu_new(&m, &r, flags, &err)) {
+    int bad = tdx_muread_init(&r, p, (size_t)len, ix.sec[TDX_SEC_MUTIL].off, &err) ||
+              tdx_mmu_new(&m, &r, flags, &err);
+    tdx_muread_free(&r);
+    if (bad) {
         cli_report(ix.path, &err);
         goto out;
     }

@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include "core/spec.h"
+#include "core/varint.h"
 #include "index/format.h"
 #include "index/mmu.h"
 #include "index/muinput.h"
@@ -81,6 +82,7 @@ static tdx_mmu *curve(const tdx_buf *b, unsigned flags) {
     cr_assert_eq(tdx_muread_init(&r, b->v, b->n, 0, &err), 0, "%s", err.msg);
     tdx_mmu *m;
     cr_assert_eq(tdx_mmu_new(&m, &r, flags, &err), 0, "%s", err.msg);
+    tdx_muread_free(&r);
     return m;
 }
 
@@ -273,6 +275,7 @@ Test(mmu, no_or_absurd_gomaxprocs) {
     tdx_mmu *m = (tdx_mmu *)&b;
     cr_assert_eq(tdx_mmu_new(&m, &r, TDX_MMU_STW, &err), 0);
     cr_expect_null(m);
+    tdx_muread_free(&r);
     tdx_vec_free(&b);
 
     feed_init(&f);
@@ -281,6 +284,7 @@ Test(mmu, no_or_absurd_gomaxprocs) {
     cr_assert_eq(tdx_muread_init(&r, b.v, b.n, 0, &err), 0);
     cr_assert_eq(tdx_mmu_new(&m, &r, TDX_MMU_STW, &err), -1);
     cr_expect(strstr(err.msg, "GOMAXPROCS") != NULL, "%s", err.msg);
+    tdx_muread_free(&r);
     tdx_vec_free(&b);
 }
 
@@ -290,42 +294,47 @@ static void reseal(tdx_buf *b) {
 
 static int read_all(const tdx_buf *b, tdx_err *err) {
     tdx_muread r;
-    if (tdx_muread_init(&r, b->v, b->n, 1000, err)) return -1;
+    int rc = tdx_muread_init(&r, b->v, b->n, 1000, err);
     tdx_murec rec;
-    int rc;
-    while ((rc = tdx_muread_next(&r, &rec, err)) == 1) {
-    }
+    while (!rc && (rc = tdx_muread_next(&r, &rec, err)) == 1) rc = 0;
+    tdx_muread_free(&r);
     return rc;
 }
 
-/* Every malformed section is refused, naming MUTIL and an offset in it. */
+/* Every malformed section is refused, naming MUTIL and an offset in it; no damage crashes. */
 Test(mmu, malformed) {
     feed f;
     feed_init(&f);
     ev(&f, 10, TDX_EV_PROCS_CHANGE, 0, 1, 2);
-    ev(&f, 20, TDX_EV_GC_MARK_ASSIST_BEGIN, 0, 1, 0);
-    ev(&f, 30, TDX_EV_GC_MARK_ASSIST_END, 0, 1, 0);
-    ev(&f, 40, TDX_EV_HEAP_ALLOC, 0, 1, 0);
+    for (int i = 0; i < 9000; i++) { /* two blocks (16384 records a block) */
+        ev(&f, 20 + 64 * i, TDX_EV_GC_MARK_ASSIST_BEGIN, i % 2, 100 + i, 0);
+        ev(&f, 50 + 64 * i, TDX_EV_GC_MARK_ASSIST_END, i % 2, 100 + i, 0);
+    }
+    ev(&f, 4000000, TDX_EV_HEAP_ALLOC, 0, 1, 0);
     tdx_buf good = section(&f);
     tdx_err err;
-    cr_assert_eq(read_all(&good, &err), 0);
-    /* records: [24] PROCS dt=10 n=2; ASSIST_BEGIN dt=10 p g; ASSIST_END dt=10 p g (the event
-     * at 40 is no TICK: no two records share a time); the last event is at 40 */
-    cr_assert_eq(good.v[24], TDX_MU_PROCS);
+    cr_assert_eq(read_all(&good, &err), 0, "%s", err.msg);
+    /* [24] the first block: uvarint records (16384: 3 bytes), unit, values, coded length */
+    uint64_t nrec, unit;
+    cr_assert_eq(tdx_uvarint(good.v + 24, good.v + good.n, &nrec), 3);
+    cr_assert_eq(tdx_uvarint(good.v + 27, good.v + good.n, &unit), 1);
+    cr_expect_eq(nrec, 16384);
+    cr_expect_eq(unit, 2); /* (4 divides the begins' times only) */
     struct {
         size_t at;
         uint8_t v;
         bool hash;
     } cases[] = {
-        {30, 0xff, false},         /* any byte, unsealed: the checksum */
-        {0, 'X', true},            /* the magic */
-        {8, 200, true},            /* more records than bytes */
-        {8, 2, true},              /* fewer records than there are */
-        {24, 0, true},             /* kind 0 */
-        {24, TDX_MU_NKINDS, true}, /* an unknown kind */
-        {25, 0x01, true},          /* a time going back (zigzag -1) */
-        {16, 25, true},            /* the last event before a record */
-        {good.n - 9, 0x80, true},  /* a varint cut by the section's end */
+        {30, 0xff, false}, /* any byte, unsealed: the checksum */
+        {0, 'X', true},    /* the magic */
+        {8, 0xff, true},   /* more records than the section can hold */
+        {8, 3, true},      /* fewer records than the blocks hold */
+        {24, 0, true},     /* a block of no records (0, then stray bytes) */
+        {27, 0, true},     /* a unit of 0 */
+        {27, 3, true},     /* a unit not a power of two */
+        {27, 64, true},    /* another unit: times past the last event */
+        {28, 1, true},     /* too few values */
+        {18, 0, true},     /* the last event (4000000 -> 2304) before a record */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         tdx_buf b = {0};
@@ -338,6 +347,17 @@ Test(mmu, malformed) {
                   "case %zu: %s at %lu", i, err.msg, (unsigned long)err.offset);
         tdx_vec_free(&b);
     }
+    /* any byte of the coded blocks, resealed: refused or read, never out of bounds (ASan) */
+    int refused = 0;
+    for (size_t at = 24; at < good.n - 8; at += 7) {
+        tdx_buf b = {0};
+        cr_assert_eq(tdx_buf_append(&b, good.v, good.n), 0);
+        b.v[at] ^= 0x5a;
+        reseal(&b);
+        refused += read_all(&b, &err) == -1;
+        tdx_vec_free(&b);
+    }
+    cr_expect_gt(refused, 0);
     /* too short for a header and a trailer */
     cr_expect_eq(read_all(&(tdx_buf){good.v, 20, 20}, &err), -1);
     tdx_vec_free(&good);
