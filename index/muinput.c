@@ -14,7 +14,7 @@
 /* The section: magic, u64 records, i64 last event time; the records; the XXH3-64 of every byte
  * before it (the section is streamed, so the table holds no hash). */
 #define MAGIC "TDXMUT03"
-#define HDR 24
+#define HDR 32 /* magic, u64 records, i64 last event time, i64 origin */
 #define TRAILER 8
 #define BLOCK 16384 /* records a block (its tables cost some 2 kB; its buffers 1 MB) */
 
@@ -61,9 +61,11 @@ static int p_pred(int kind) {
 }
 
 /* A block's time unit: the largest power of two up to 2^12 that divides 7 in 8 of its times
- * (Go's clocks tick in 64 ns, but for the reader's +1 ns fix-ups), 1 with a negative time. */
-static uint64_t time_unit(const tdx_murec *r, size_t n) {
+ * (Go's clocks tick in 64 ns, but for the reader's +1 ns fix-ups), 1 with a negative time
+ * (before is the time the first record steps from). */
+static uint64_t time_unit(const tdx_murec *r, size_t n, int64_t before) {
     uint64_t best = 1;
+    if (before < 0) return 1;
     for (uint64_t u = 2; u <= 4096; u *= 2) {
         size_t off = 0;
         for (size_t i = 0; i < n; i++) {
@@ -93,7 +95,10 @@ static void putv(tdx_muin *w, uint32_t ctx, uint64_t v) {
 static int flush_block(tdx_muin *w, tdx_err *err) {
     size_t n = w->blk.n;
     if (!n) return 0;
-    uint64_t unit = time_unit(w->blk.v, n);
+    /* the first record steps from 0, or from itself when it is below 0 */
+    if (!w->coded_any) w->coded_t = w->origin = w->blk.v[0].time < 0 ? w->blk.v[0].time : 0;
+    w->coded_any = true;
+    uint64_t unit = time_unit(w->blk.v, n, w->coded_t);
     if (tdx_rans_enc_reset(&w->enc, NCTX)) return oom(err);
     int64_t lastp[TDX_MU_NKINDS] = {0};
     unsigned prev = 0;
@@ -248,8 +253,10 @@ int tdx_muin_write(tdx_muin *w, int (*putf)(void *ctx, const void *p, size_t n, 
     for (int i = 0; i < 8; i++) h[i] = (uint8_t)MAGIC[i];
     tdx_le64(h + 8, w->n);
     tdx_le64(h + 16, (uint64_t)w->last);
-    int rc = flush_block(w, err) || put_hashed(&x, h, sizeof h, err) ||
-             (w->file.fd >= 0 && tdx_scratch_copy(&w->file, put_hashed, &x, err));
+    int rc = flush_block(w, err);
+    tdx_le64(h + 24, (uint64_t)w->origin);
+    rc = rc || put_hashed(&x, h, sizeof h, err) ||
+         (w->file.fd >= 0 && tdx_scratch_copy(&w->file, put_hashed, &x, err));
     if (!rc) {
         tdx_le64(h, XXH3_64bits_digest(x.h));
         rc = putf(ctx, h, TRAILER, err);
@@ -276,6 +283,8 @@ int tdx_muread_init(tdx_muread *r, const uint8_t *p, size_t n, uint64_t off, tdx
         return corrupt(r, p, err);
     r->left = tdx_rd64(p + 8);
     r->last = (int64_t)tdx_rd64(p + 16);
+    r->t = (int64_t)tdx_rd64(p + 24);
+    if (r->t > 0 || r->t > r->last) return corrupt(r, p + 24, err);
     /* a record takes at least a bit: no count beyond the bytes (memory follows the section) */
     if (r->left / 8 > (uint64_t)(n - HDR - TRAILER)) return corrupt(r, p + 8, err);
     return 0;

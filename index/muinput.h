@@ -61,6 +61,8 @@ typedef struct tdx_muin {
     tdx_buf coded, rec; /* a block's coded bytes, and its head */
     uint64_t nvals;
     int64_t coded_t; /* the last coded record's time */
+    int64_t origin;  /* the time the first record steps from: 0, or its own when below 0 */
+    bool coded_any;
     uint64_t n;      /* records */
     int64_t prev;    /* the last record's time */
     int64_t last;    /* the last event's time */

@@ -314,10 +314,10 @@ Test(mmu, malformed) {
     tdx_buf good = section(&f);
     tdx_err err;
     cr_assert_eq(read_all(&good, &err), 0, "%s", err.msg);
-    /* [24] the first block: uvarint records (16384: 3 bytes), unit, values, coded length */
+    /* [32] the first block: uvarint records (16384: 3 bytes), unit, values, coded length */
     uint64_t nrec, unit;
-    cr_assert_eq(tdx_uvarint(good.v + 24, good.v + good.n, &nrec), 3);
-    cr_assert_eq(tdx_uvarint(good.v + 27, good.v + good.n, &unit), 1);
+    cr_assert_eq(tdx_uvarint(good.v + 32, good.v + good.n, &nrec), 3);
+    cr_assert_eq(tdx_uvarint(good.v + 35, good.v + good.n, &unit), 1);
     cr_expect_eq(nrec, 16384);
     cr_expect_eq(unit, 2); /* (4 divides the begins' times only) */
     struct {
@@ -329,11 +329,12 @@ Test(mmu, malformed) {
         {0, 'X', true},    /* the magic */
         {8, 0xff, true},   /* more records than the section can hold */
         {8, 3, true},      /* fewer records than the blocks hold */
-        {24, 0, true},     /* a block of no records (0, then stray bytes) */
-        {27, 0, true},     /* a unit of 0 */
-        {27, 3, true},     /* a unit not a power of two */
-        {27, 64, true},    /* another unit: times past the last event */
-        {28, 1, true},     /* too few values */
+        {24, 1, true},     /* an origin above 0 */
+        {32, 0, true},     /* a block of no records (0, then stray bytes) */
+        {35, 0, true},     /* a unit of 0 */
+        {35, 3, true},     /* a unit not a power of two */
+        {35, 64, true},    /* another unit: times past the last event */
+        {36, 1, true},     /* too few values */
         {18, 0, true},     /* the last event (4000000 -> 2304) before a record */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -349,7 +350,7 @@ Test(mmu, malformed) {
     }
     /* any byte of the coded blocks, resealed: refused or read, never out of bounds (ASan) */
     int refused = 0;
-    for (size_t at = 24; at < good.n - 8; at += 7) {
+    for (size_t at = 32; at < good.n - 8; at += 7) {
         tdx_buf b = {0};
         cr_assert_eq(tdx_buf_append(&b, good.v, good.n), 0);
         b.v[at] ^= 0x5a;
@@ -361,4 +362,32 @@ Test(mmu, malformed) {
     /* too short for a header and a trailer */
     cr_expect_eq(read_all(&(tdx_buf){good.v, 20, 20}, &err), -1);
     tdx_vec_free(&good);
+}
+
+/* Times below 0 (crossing 0 between two blocks) read back as they were written. */
+Test(mmu, negative_times) {
+    feed f;
+    feed_init(&f);
+    ev(&f, -400000, TDX_EV_PROCS_CHANGE, 0, 1, 1);
+    for (int i = 0; i < 9000; i++) { /* 18001 records: the second block starts above 0 */
+        ev(&f, -327680 + 64 * i, TDX_EV_GC_SWEEP_BEGIN, 0, 1, 0);
+        ev(&f, -327680 + 64 * i + 33, TDX_EV_GC_SWEEP_END, 0, 1, 0);
+    }
+    ev(&f, 500000, TDX_EV_HEAP_ALLOC, 0, 1, 0);
+    tdx_buf b = section(&f);
+    tdx_muread r;
+    tdx_err err;
+    cr_assert_eq(tdx_muread_init(&r, b.v, b.n, 0, &err), 0, "%s", err.msg);
+    tdx_murec rec;
+    cr_assert_eq(tdx_muread_next(&r, &rec, &err), 1, "%s", err.msg);
+    cr_expect(rec.kind == TDX_MU_PROCS && rec.time == -400000 && rec.n == 1);
+    for (int i = 0; i < 18000; i++) {
+        cr_assert_eq(tdx_muread_next(&r, &rec, &err), 1, "record %d: %s", i, err.msg);
+        int64_t want = -327680 + 64 * (i / 2) + (i % 2 ? 33 : 0);
+        cr_assert(rec.time == want && rec.p == 0, "record %d: %ld, want %ld", i, (long)rec.time,
+                  (long)want);
+    }
+    cr_expect_eq(tdx_muread_next(&r, &rec, &err), 0);
+    tdx_muread_free(&r);
+    tdx_vec_free(&b);
 }
