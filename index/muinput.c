@@ -107,7 +107,7 @@ static int flush_block(tdx_muin *w, tdx_err *err) {
     for (size_t i = 0; i < n; i++) {
         const tdx_murec *r = &w->blk.v[i];
         /* (room for the record's values as they come: a lane may take them all) */
-        if (tdx_rans_enc_reserve(&w->enc, 7, 7 * 64)) return oom(err);
+        if (tdx_rans_enc_reserve(&w->enc, 7, (size_t)7 * 64)) return oom(err);
         putv(w, C_KIND + prev, r->kind);
         /* (unit 1 when a time is negative: then this is the plain step) */
         putv(w, C_DT + r->kind, (uint64_t)r->time / unit - (uint64_t)t / unit);
