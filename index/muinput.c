@@ -9,7 +9,6 @@
 #include "index/format.h"
 #include "index/rans.h"
 #include "index/reader.h"
-#include "index/viewgen_ser.h"
 
 /* The section: magic, u64 records, i64 last event time; the records; the XXH3-64 of every byte
  * before it (the section is streamed, so the table holds no hash). */

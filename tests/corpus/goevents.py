@@ -5,7 +5,7 @@ import json
 import os
 import re
 
-EVENT = re.compile(r'^M=\S+ P=\S+ G=(\S+) (\w+) Time=(-?\d+)(.*)$')
+EVENT = re.compile(r'^M=\S+ P=(\S+) G=(\S+) (\w+) Time=(-?\d+)(.*)$')
 TRANSITION = re.compile(r' GoID=(\d+) (\w+)->(\w+) Reason=(".*")$')
 REGION = re.compile(r' Task=\d+ Type=(".*")$')
 FRAME = re.compile(r'^\t(.*) @ 0x([0-9a-f]+)$')
@@ -13,13 +13,15 @@ WHERE = re.compile(r'^\t\t(.*):(\d+)$')
 
 
 class Ev:
-    """One event: time, kind, g (the event's goroutine, None for -1), and for a goroutine's
-    state transition goid, old, new and reason; for a region its type; stack (the event's own)
-    and tstack (a transition's), tuples of frames (func, file, line, pc), innermost first."""
-    __slots__ = ("time", "kind", "g", "goid", "old", "new", "reason", "rtype", "stack", "tstack")
+    """One event: time, kind, g (the event's goroutine, None for -1), p (its P, -1 for none),
+    rest (the text after its time), and for a goroutine's state transition goid, old, new and
+    reason; for a region its type; stack (the event's own) and tstack (a transition's), tuples
+    of frames (func, file, line, pc), innermost first."""
+    __slots__ = ("time", "kind", "g", "p", "rest", "goid", "old", "new", "reason", "rtype",
+                 "stack", "tstack")
 
-    def __init__(self, time, kind, g):
-        self.time, self.kind, self.g = time, kind, g
+    def __init__(self, time, kind, g, p=-1, rest=""):
+        self.time, self.kind, self.g, self.p, self.rest = time, kind, g, p, rest
         self.goid = self.old = self.new = self.rtype = None
         self.reason = ""
         self.stack = self.tstack = ()
@@ -36,9 +38,8 @@ def parse(path):
             line = line.rstrip("\n")
             m = EVENT.match(line)
             if m:
-                g = int(m.group(1))
-                ev = Ev(int(m.group(3)), m.group(2), None if g == -1 else g)
-                rest = m.group(4)
+                g, rest = int(m.group(2)), m.group(5)
+                ev = Ev(int(m.group(4)), m.group(3), None if g == -1 else g, int(m.group(1)), rest)
                 tm = TRANSITION.search(rest) if ev.kind == "StateTransition" else None
                 if tm:
                     ev.goid, ev.old, ev.new = int(tm.group(1)), tm.group(2), tm.group(3)

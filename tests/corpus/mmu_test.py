@@ -24,47 +24,33 @@ import tempfile
 from fractions import Fraction
 
 from common import TESTDATA, fail, refuses_garbage, run, without_section
-from goevents import golden_indexes
+from goevents import golden_indexes, parse
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 STW, BACKGROUND, ASSIST, SWEEP, PERPROC = 1, 2, 4, 8, 16
 NAMES = {"stw": STW, "background": BACKGROUND, "assist": ASSIST, "sweep": SWEEP}
 
-LINE = re.compile(r'^M=\S+ P=(-?\d+) G=(-?\d+) (\w+) Time=(-?\d+)(.*)$')
 METRIC = re.compile(r' Name="([^"]*)" Value=Value\{Uint64\((\d+)\)\}')
 RANGE = re.compile(r' Name=(".*?") Scope=(\w+)(?:\((-?\d+)\))?')
 LABEL = re.compile(r' Label=(".*") Resource=')
-TRANS = re.compile(r' GoID=(\d+) (\w+)->(\w+) Reason=')
 
 
 def events(path):
-    """(time, kind, p, g, detail) of every event of an events.txt."""
-    import gzip
-    if not os.path.exists(path):
-        path += ".gz"
-    opener = gzip.open if path.endswith(".gz") else open
+    """(time, kind, p, g, detail) of every event of an events.txt (goevents.parse's)."""
     out = []
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            m = LINE.match(line.rstrip("\n"))
-            if not m:
-                continue
-            p, g, kind, t, rest = int(m.group(1)), int(m.group(2)), m.group(3), \
-                int(m.group(4)), m.group(5)
-            d = None
-            if kind == "Metric":
-                mm = METRIC.search(rest)
-                d = (mm.group(1), int(mm.group(2))) if mm else (None, 0)
-            elif kind.startswith("Range"):
-                rm = RANGE.search(rest)
-                sg = int(rm.group(3)) if rm.group(2) == "Goroutine" else -1
-                d = (json.loads(rm.group(1)), sg)
-            elif kind == "Label":
-                d = json.loads(LABEL.search(rest).group(1))
-            elif kind == "StateTransition":
-                tm = TRANS.search(rest)
-                d = (int(tm.group(1)), tm.group(2), tm.group(3)) if tm else None
-            out.append((t, kind, p, g, d))
+    for ev in parse(path):
+        d, rest = None, ev.rest
+        if ev.kind == "Metric":
+            mm = METRIC.search(rest)
+            d = (mm.group(1), int(mm.group(2))) if mm else (None, 0)
+        elif ev.kind.startswith("Range"):
+            rm = RANGE.search(rest)
+            d = (json.loads(rm.group(1)), int(rm.group(3)) if rm.group(2) == "Goroutine" else -1)
+        elif ev.kind == "Label":
+            d = json.loads(LABEL.search(rest).group(1))
+        elif ev.kind == "StateTransition" and ev.goid is not None:
+            d = (ev.goid, ev.old, ev.new)
+        out.append((ev.time, ev.kind, ev.p, -1 if ev.g is None else ev.g, d))
     return out
 
 
