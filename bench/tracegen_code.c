@@ -556,8 +556,11 @@ static void gen_app(tg_sim *s, uint64_t *pc) {
                         name = str_fmt(c, "%s.(*%s).%s", imp, ty, vb);
                         break;
                     }
-                    func_add(s, name, files[tg_below(&s->rng, (uint32_t)nfiles)],
-                             (uint32_t)tg_range(&s->rng, 20, 1800), layer, pc);
+                    /* one draw per statement: the order of a call's arguments is the
+                     * compiler's (this is the order gcc took them in, so traces stay) */
+                    uint32_t line = (uint32_t)tg_range(&s->rng, 20, 1800);
+                    uint32_t file = files[tg_below(&s->rng, (uint32_t)nfiles)];
+                    func_add(s, name, file, line, layer, pc);
                 }
                 pk = e;
             }

@@ -1013,8 +1013,10 @@ static int32_t go_create(tg_sim *s, tg_m *m, uint8_t role, uint8_t path) {
     tg_g *ng = GP(gi), *g = GP(m->g);
     uint64_t t = ue(s, m, small_dt(s));
     uint64_t gen = tg_gen_of(s, t);
-    tg_ev(s, m, t, TDX_EV_GO_CREATE, 3, ng->goid, tg_stk(s, gen, s->code.newg_stack[path]),
-          stk(s, t, SK_CREATE, g), 0);
+    /* stacks are numbered as first used: one per statement, in the order gcc took them */
+    uint32_t creator = stk(s, t, SK_CREATE, g);
+    tg_ev(s, m, t, TDX_EV_GO_CREATE, 3, ng->goid, tg_stk(s, gen, s->code.newg_stack[path]), creator,
+          0);
     ng->status = GS_RUNNABLE;
     ng->seen_gen = gen;
     ng->seq = 0;
@@ -1251,8 +1253,11 @@ static void run_handler(tg_sim *s, tg_m *m) {
                 region_begin(s, m, it == IT_DB ? S_RG_DBQUERY : S_RG_REDIS);
                 fast_syscall(s, m, SK_SYS_WRITE);
                 GP(m->g)->phase = HP_BACKEND_DONE;
+                /* one draw per statement: the order of a call's arguments is the compiler's
+                 * (this is the order gcc took them in, so traces stay) */
+                uint64_t until = m->clock + lognorm(s, it == IT_DB ? US(700) : US(120));
                 g_block(s, m, tg_chance(&s->rng, TG_P(0.8)) ? S_NETWORK : S_SELECT, SK_NET_BACKEND,
-                        W_NET, m->clock + lognorm(s, it == IT_DB ? US(700) : US(120)));
+                        W_NET, until);
                 return;
             case IT_OFFLOAD:
                 if (s->nidle_workers) {
@@ -1429,8 +1434,9 @@ static void run_disk(tg_sim *s, tg_m *m) {
         case DP_WROTE:
             if (tg_chance(&s->rng, TG_P(0.12))) {
                 g->phase = DP_SYNCED;
-                g_syscall_block(s, m, SK_SYS_FSYNC, lognorm(s, MSEC(1.5)),
-                                tg_chance(&s->rng, TG_P(0.5)) ? 1 : 2);
+                uint32_t how =
+                    tg_chance(&s->rng, TG_P(0.5)) ? 1 : 2; /* (drawn first, as gcc did) */
+                g_syscall_block(s, m, SK_SYS_FSYNC, lognorm(s, MSEC(1.5)), how);
                 return;
             }
             g->phase = DP_SYNCED;
