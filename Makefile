@@ -1,10 +1,12 @@
 # traceidx: two commands do all set-up on a fresh Debian 12 machine: `make demo` and `make test`.
 BUILD      ?= build
 SAN_BUILD  ?= build-sanitize
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-SOURCES     = $(wildcard core/*.[ch] index/*.[ch] tools/*.[ch] bench/*.[ch] tests/unit/*.[ch])
+SOURCES     = $(wildcard core/*.[ch] index/*.[ch] tools/*.[ch] bench/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch])
 
-.PHONY: all deps configure build demo test test-sanitize bench format lint clean
+.PHONY: all deps configure build demo test test-sanitize fuzz bench format lint clean
 
 all: build
 
@@ -28,6 +30,13 @@ test-sanitize: deps
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 	@cd $(SAN_BUILD) && TRACEIDX_SANITIZE=1 ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer (clang) over traces and indexes, FUZZ_SECONDS each: tests/fuzz/README.md
+fuzz:
+	@scripts/deps.sh fuzz
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTDX_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target traceidx fuzz_trace fuzz_index replay_trace replay_index
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 bench: build
 	@bench/run $(BUILD)
 
@@ -40,4 +49,4 @@ lint: build
 	    --inline-suppr --std=c11 -I . --suppress=missingIncludeSystem $(filter %.c,$(SOURCES))
 
 clean:
-	@rm -rf $(BUILD) $(SAN_BUILD)
+	@rm -rf $(BUILD) $(SAN_BUILD) $(FUZZ_BUILD)

@@ -20,7 +20,7 @@ int tdx_evbuf_grow_(tdx_evbuf *b) {
 
 void tdx_evbuf_iter_init(tdx_evbuf_iter *it, const tdx_evbuf *b) {
     it->p = b->bytes.v;
-    it->end = b->bytes.v + b->bytes.n;
+    it->end = b->bytes.n ? b->bytes.v + b->bytes.n : b->bytes.v; /* (NULL + 0 is undefined) */
     it->last = 0;
     it->base_off = b->base_off;
 }

@@ -168,7 +168,7 @@ static int spill(tdx_xsort *x, tdx_err *err) {
         tdx_le64(h + 8, m->k2);
         tdx_le32(h + 16, m->n);
         if (tdx_scratch_put(&x->file, h, HDR, err) ||
-            tdx_scratch_put(&x->file, x->data.v + m->off, m->n, err))
+            (m->n && tdx_scratch_put(&x->file, x->data.v + m->off, m->n, err)))
             return -1;
     }
     r.len = x->file.len - r.off;
@@ -365,7 +365,8 @@ int tdx_xsort_next(tdx_xsort *x, tdx_xrec *r, tdx_err *err) {
     if (x->reading == 1) {
         if (x->next >= x->recs.n) return 0;
         const mrec *m = &x->recs.v[x->next++];
-        *r = (tdx_xrec){m->k1, m->k2, x->data.v + m->off, m->n};
+        static const uint8_t none[1]; /* the payload of records that all had none */
+        *r = (tdx_xrec){m->k1, m->k2, x->data.v ? x->data.v + m->off : none, m->n};
         return 1;
     }
     if (x->reading != 2 || !x->nheap) return 0;

@@ -787,7 +787,7 @@ int tdx_gostat_decode(const uint8_t **p, const uint8_t *end, uint64_t nstr, tdx_
         return -1;
     g->block = kv->v;
     g->nblock = nb;
-    g->range = kv->v + nb;
+    g->range = kv->v ? kv->v + nb : NULL; /* (NULL + 0 is undefined) */
     g->nrange = kv->n - nb;
     *p = c->p;
     return 0;

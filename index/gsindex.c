@@ -9,6 +9,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "core/checksum.h"
 #include "core/hmap.h"
 #include "core/varint.h"
 #include "index/extsort.h"
@@ -364,7 +365,7 @@ static uint64_t head_len(const uint8_t *p, size_t n) {
     if (n < GH_SIZE + 8) return 0;
     uint64_t head = tdx_rd64(p + GH_HEADLEN);
     if (head < GH_SIZE + 8 || head > n ||
-        XXH3_64bits(p, (size_t)head - 8) != tdx_rd64(p + head - 8))
+        !tdx_checksum_ok(p, (size_t)head - 8, tdx_rd64(p + head - 8)))
         return 0;
     return head;
 }
@@ -440,7 +441,7 @@ int tdx_gsindex_begin(tdx_gsindex *x, uint64_t i, tdx_err *err) {
     const uint8_t *e = x->table + i * T_SIZE;
     uint64_t off = tdx_rd64(e + T_OFF), len = tdx_rd64(e + T_LEN);
     const uint8_t *run = x->data + off;
-    if (XXH3_64bits(run, (size_t)len) != tdx_rd64(e + T_HASH))
+    if (!tdx_checksum_ok(run, (size_t)len, tdx_rd64(e + T_HASH)))
         return corrupt(x, (uint64_t)(run - x->p), "a group's goroutines", err);
     x->rp = run;
     x->rend = run + len;
@@ -540,7 +541,7 @@ static void get_record(tdx_gsindex *x, tdx_gostat *g) {
     get_kvs(x, R_NRANGE, 1, nstr);
     g->block = x->kv.v;
     g->nblock = nb;
-    g->range = x->kv.v + nb;
+    g->range = x->kv.v ? x->kv.v + nb : NULL; /* (NULL + 0 is undefined) */
     g->nrange = x->kv.n - nb;
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "core/checksum.h"
 #include "core/spec.h"
 #include "core/varint.h"
 #include "index/format.h"
@@ -278,12 +279,13 @@ int tdx_muread_init(tdx_muread *r, const uint8_t *p, size_t n, uint64_t off, tdx
     r->end = p + (n < HDR + TRAILER ? n : n - TRAILER);
     r->off = off;
     if (n < HDR + TRAILER || memcmp(p, MAGIC, 8) != 0 ||
-        XXH3_64bits(p, n - TRAILER) != tdx_rd64(p + n - TRAILER))
+        !tdx_checksum_ok(p, n - TRAILER, tdx_rd64(p + n - TRAILER)))
         return corrupt(r, p, err);
     r->left = tdx_rd64(p + 8);
     r->last = (int64_t)tdx_rd64(p + 16);
     r->t = (int64_t)tdx_rd64(p + 24);
-    if (r->t > 0 || r->t > r->last) return corrupt(r, p + 24, err);
+    /* (with no records the last event may lie before the origin: a lone Sync at -1) */
+    if (r->t > 0 || (r->left && r->t > r->last)) return corrupt(r, p + 24, err);
     /* a record takes at least a bit: no count beyond the bytes (memory follows the section) */
     if (r->left / 8 > (uint64_t)(n - HDR - TRAILER)) return corrupt(r, p + 8, err);
     return 0;

@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
+#include "core/checksum.h"
 #include "index/evcodec.h"
 #include "index/evpipe.h"
 #include "index/format.h"
@@ -63,7 +63,7 @@ static int blob(qctx *q, const uint8_t *ref, const uint8_t **p, size_t *n) {
     *p = NULL; /* set on every path: callers read them only on success, but -O3 cannot tell */
     *n = 0;
     if (off > q->datalen || len > q->datalen - off) return damaged(q, base, "section VIEWDATA");
-    if (XXH3_64bits(q->data + off, (size_t)len) != tdx_rd64(ref + BL_HASH))
+    if (!tdx_checksum_ok(q->data + off, (size_t)len, tdx_rd64(ref + BL_HASH)))
         return damaged(q, base + off, "section VIEWDATA");
     *p = q->data + off;
     *n = (size_t)len;
@@ -477,6 +477,10 @@ int tdx_query_run(tdx_index *ix, const tdx_query *qq, tdx_write_fn write, void *
         goto out;
     }
     if (restore(&q, fin, q.dir + VH_FINAL)) goto out;
+    if (!tdx_viewgen_started(fin)) { /* (the state after the last event) */
+        damaged(&q, q.ix->sec[TDX_SEC_VIEWDATA].off, "section VIEWDATA");
+        goto out;
+    }
     if (window) {
         tdx_viewgen_counters cnt = tdx_viewgen_counters_get(vg);
         tdx_viewgen_counters_set(fin, cnt.arrow_seq, cnt.async_seq);

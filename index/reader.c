@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "core/checksum.h"
 #include "core/reader.h"
 #include "core/regfile.h"
 #include "core/varint.h"
@@ -66,7 +67,7 @@ const uint8_t *tdx_index_section(tdx_index *ix, uint32_t kind, uint64_t *len, td
     }
     tdx_isection *s = &ix->sec[kind];
     const uint8_t *p = ix->data + s->off;
-    if (!(s->flags & TDX_SECF_BLOCKED) && s->hash != 0 && XXH3_64bits(p, s->len) != s->hash) {
+    if (!(s->flags & TDX_SECF_BLOCKED) && s->hash != 0 && !tdx_checksum_ok(p, s->len, s->hash)) {
         char what[64];
         snprintf(what, sizeof what, "section %s", tdx_section_name(kind));
         tdx_index_corrupt(err, s->off, what);
@@ -330,7 +331,7 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
             "index format version %u is older than this traceidx reads (%d): rebuild the index", v,
             TDX_IDX_VERSION);
     }
-    if (XXH3_64bits(h, H_HEADER_HASH) != tdx_rd64(h + H_HEADER_HASH) || ix->version == 0) {
+    if (!tdx_checksum_ok(h, H_HEADER_HASH, tdx_rd64(h + H_HEADER_HASH)) || ix->version == 0) {
         tdx_index_close(ix);
         return tdx_index_corrupt(err, 0, "header");
     }
@@ -356,8 +357,8 @@ int tdx_index_open(tdx_index *ix, const char *path, tdx_err *err) {
         tdx_index_close(ix);
         return tdx_index_corrupt(err, H_SECTAB_OFF, "header");
     }
-    if (XXH3_64bits(h + toff, (size_t)tcount * TDX_IDX_SECTION_SIZE) !=
-        tdx_rd64(h + H_SECTAB_HASH)) {
+    if (!tdx_checksum_ok(h + toff, (size_t)tcount * TDX_IDX_SECTION_SIZE,
+                         tdx_rd64(h + H_SECTAB_HASH))) {
         tdx_index_close(ix);
         return tdx_index_corrupt(err, toff, "section table");
     }
@@ -476,7 +477,7 @@ int tdx_index_block_begin(const tdx_index *ix, tdx_evdec *dec, size_t b, tdx_err
     if (b >= ix->nblocks) return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "no event block %zu", b);
     uint32_t len, ne;
     const uint8_t *p = block_bytes(ix, b, &len, &ne);
-    if (XXH3_64bits(p, len) != tdx_rd64(ix->evdir + b * D_SIZE + D_HASH) ||
+    if (!tdx_checksum_ok(p, len, tdx_rd64(ix->evdir + b * D_SIZE + D_HASH)) ||
         tdx_evdec_begin(dec, p, len, ne))
         return block_corrupt(ix, b, err);
     return 0;

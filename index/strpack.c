@@ -22,6 +22,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "core/checksum.h"
 #include "core/varint.h"
 #include "format.h"
 #include "rans.h"
@@ -106,7 +107,7 @@ static int pack_chunks(const uint8_t *bytes, const uint64_t *off, uint64_t n, td
         }
         for (uint64_t k = i; k < j && !rc2; k++) {
             size_t pos = (size_t)(off[k] - off[0]), len = (size_t)(off[k + 1] - off[k]);
-            const uint8_t *s = base + pos;
+            const uint8_t *s = len ? base + pos : base; /* (all empty: base may be NULL) */
             /* At most: length, and per byte a literal or a run + match (3 symbols). */
             if (tdx_rans_enc_reserve(&rc, 3 * len + 4, 0)) {
                 rc2 = -1;
@@ -328,7 +329,7 @@ int tdx_strpack_open(tdx_strpack *sp, const uint8_t *p, size_t len, uint64_t n, 
     *oom = 0;
     if (len < 9) return -1;
     if (*p == 0) { /* stored: checked whole, unpacked at once */
-        if (XXH3_64bits(start, len - 8) != tdx_rd64(end - 8)) return -1;
+        if (!tdx_checksum_ok(start, len - 8, tdx_rd64(end - 8))) return -1;
         sp->stored = 1;
         sp->n = n;
         return stored(p + 1, end - 8, n, strs);
@@ -340,7 +341,8 @@ int tdx_strpack_open(tdx_strpack *sp, const uint8_t *p, size_t len, uint64_t n, 
         return -1;
     const uint8_t *dir = p;
     p += nchunks * CE_SIZE;
-    if ((size_t)(end - p) < 8 || XXH3_64bits(start, (size_t)(p - start)) != tdx_rd64(p)) return -1;
+    if ((size_t)(end - p) < 8 || !tdx_checksum_ok(start, (size_t)(p - start), tdx_rd64(p)))
+        return -1;
     p += 8;
     sp->dir = dir;
     sp->p = p;
@@ -363,7 +365,7 @@ int tdx_strpack_chunk(const tdx_strpack *sp, uint64_t k, tdx_arena *a, tdx_str *
     size_t clen = tdx_rd32(e + CE_LEN), total = tdx_rd32(e + CE_BYTES);
     if (at > datalen || clen > datalen - at || total / MAXRATIO > clen + 16) return -1;
     const uint8_t *p = sp->p + at;
-    if (XXH3_64bits(p, clen) != tdx_rd64(e + CE_HASH)) return -1;
+    if (!tdx_checksum_ok(p, clen, tdx_rd64(e + CE_HASH))) return -1;
     uint64_t first = k * TDX_STR_CHUNK, ns = k + 1 < sp->nchunks ? TDX_STR_CHUNK : sp->n - first;
     uint8_t *buf = tdx_arena_alloc(a, total ? total : 1);
     if (!buf) return *oom = 1, -1;

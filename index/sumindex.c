@@ -22,6 +22,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "core/checksum.h"
 #include "core/hmap.h"
 #include "core/varint.h"
 #include "index/blockcoder.h"
@@ -697,7 +698,7 @@ static int rd_open(rd *r, const uint8_t *p, size_t n, uint64_t base, tdx_err *er
     r->base = base;
     r->err = err;
     if (n < SH_SIZE || memcmp(p + SH_MAGIC, SUM_MAGIC, 8) != 0 ||
-        XXH3_64bits(p, SH_HASH) != tdx_rd64(p + SH_HASH))
+        !tdx_checksum_ok(p, SH_HASH, tdx_rd64(p + SH_HASH)))
         return corrupt(r, p);
     r->t0 = (int64_t)tdx_rd64(p + SH_FIELDS + 8);
     for (int i = 0; i < T_COUNT; i++) {
@@ -723,12 +724,12 @@ static int block(rd *r, int ti, uint64_t k, const uint8_t **p, size_t *len, uint
     tab *t = &r->t[ti];
     if (k >= t->nblocks) return corrupt(r, t->dir);
     const uint8_t *e = t->dir + k * DE_SIZE;
-    if (tdx_rd32(e + DE_CHECK) != entry_check(ti, k, e)) return corrupt(r, e);
+    if (!tdx_check_equal(entry_check(ti, k, e), tdx_rd32(e + DE_CHECK))) return corrupt(r, e);
     uint64_t off = tdx_rd64(e + DE_OFF), n = tdx_rd32(e + DE_LEN);
     if (off > t->datalen || n > t->datalen - off || n == 0) return corrupt(r, e);
     if (!t->checked && !(t->checked = calloc((size_t)(t->nblocks + 7) / 8, 1))) return nomem(r);
     if (!(t->checked[k / 8] >> (k % 8) & 1)) {
-        if (XXH3_64bits(t->data + off, (size_t)n) != tdx_rd64(e + DE_HASH))
+        if (!tdx_checksum_ok(t->data + off, (size_t)n, tdx_rd64(e + DE_HASH)))
             return corrupt(r, t->data + off);
         t->checked[k / 8] |= (uint8_t)(1u << (k % 8));
     }
@@ -748,7 +749,7 @@ static int seek(rd *r, int ti, uint64_t want, uint64_t *k) {
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         const uint8_t *e = t->dir + mid * DE_SIZE;
-        if (tdx_rd32(e + DE_CHECK) != entry_check(ti, mid, e)) return corrupt(r, e);
+        if (!tdx_check_equal(entry_check(ti, mid, e), tdx_rd32(e + DE_CHECK))) return corrupt(r, e);
         uint64_t key = tdx_rd64(e + DE_KEY);
         if (key < want || (!rep && key == want))
             lo = mid + 1;
@@ -871,7 +872,7 @@ static int find_all(rd *r, int ti, uint64_t want, rec_fn skip, rec_fn take, void
     bool past = false;
     for (uint64_t k = k0; k < t->nblocks && !past && !rc; k++) {
         const uint8_t *e = t->dir + k * DE_SIZE;
-        if (tdx_rd32(e + DE_CHECK) != entry_check(ti, k, e)) return corrupt(r, e);
+        if (!tdx_check_equal(entry_check(ti, k, e), tdx_rd32(e + DE_CHECK))) return corrupt(r, e);
         if (tdx_rd64(e + DE_KEY) > want) break;
         cur c;
         rc = cur_open(r, ti, k, &c);

@@ -1831,6 +1831,10 @@ static void restore_rest(tdx_viewgen *vg, tdx_rans_dec *d, const uint64_t cnt[4]
     }
 }
 
+bool tdx_viewgen_started(const tdx_viewgen *vg) {
+    return vg->started;
+}
+
 int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *err) {
     if (vg->started || vg->finished)
         return tdx_errf(err, TDX_EUSAGE, TDX_NO_OFFSET, "restore into a generator already in use");
@@ -1842,6 +1846,7 @@ int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *er
     uint64_t flags = tdx_deser_u(&d);
     vg->started = flags & 1;
     vg->finished = (flags >> 1) & 1;
+    if (flags > 1) d.bad = 1; /* (states are saved before Finish) */
     vg->t0 = tdx_deser_i(&d);
     vg->tlast = tdx_deser_i(&d);
     vg->nsync = tdx_deser_u(&d);

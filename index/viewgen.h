@@ -135,7 +135,11 @@ void tdx_viewgen_counters_set(tdx_viewgen *vg, uint64_t arrow_seq, uint64_t asyn
  * the next event gets) is below first_kept, so that it may leave out what only they would show
  * (the text of user logs). next_index NULL: no such sink (the default). */
 void tdx_viewgen_set_quiet(tdx_viewgen *vg, const int64_t *next_index, int64_t first_kept);
+/* A saved state is never of a finished generator (damage otherwise). */
 int tdx_viewgen_restore(tdx_viewgen *vg, const uint8_t *p, size_t n, tdx_err *err);
+/* Whether vg has seen an event (restored or fed): a final state always has, the state before
+ * the first event has not. */
+bool tdx_viewgen_started(const tdx_viewgen *vg);
 
 /* ---- serving windows from the index ---- */
 

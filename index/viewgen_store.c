@@ -6,6 +6,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "core/checksum.h"
 #include "core/hmap.h"
 #include "core/quote.h"
 #include "index/format.h"
@@ -337,7 +338,7 @@ int tdx_vgstore_need_nodes(tdx_vgstore *s) {
     if (!s->nodes_absent) return 0;
     tdx_err err;
     if (s->nodes_bad || !s->deferred ||
-        (s->deferred_hash && XXH3_64bits(s->deferred, s->deferred_len) != s->deferred_hash) ||
+        (s->deferred_hash && !tdx_checksum_ok(s->deferred, s->deferred_len, s->deferred_hash)) ||
         tdx_vgstore_load_nodes(s, s->deferred, s->deferred_len, &err)) {
         s->nodes_bad = s->deferred != NULL;
         return -1;

@@ -2,6 +2,8 @@
 # Installs the Debian packages traceidx needs when they are missing (apt-get, as root).
 set -e
 PKGS="cmake gcc make python3 liburing-dev libxxhash-dev libcriterion-dev"
+# `make fuzz` builds with clang and its libFuzzer runtime
+[ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-14-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -143,4 +143,15 @@ int cmd_pprof(int argc, char **argv);
 int cmd_regions(int argc, char **argv);
 int cmd_mmu(int argc, char **argv);
 
+/* The subcommands by name (commands.c): main's dispatch, and the fuzz harnesses'. */
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command;
+/* The command called name, or NULL. */
+const cli_command *cli_find_command(const char *name);
+/* Lists every command with its summary, a line each. */
+void cli_list_commands(FILE *f);
+
 #endif

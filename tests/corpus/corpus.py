@@ -597,6 +597,25 @@ def check_resealed(tdx, name, tmp):
         struct.pack_into("<Q", b, fo + 8 + 24, u64(b, fo + 8 + 24) + 1)  # the second's line
         sx.reseal(b, 19)
         expect(b, "a frame name's line", "section FNAMES")
+    # a generator state's flags (after its magic and view): the final state as if before any
+    # event (Finish would fail: it was reported as out of memory), a checkpoint's as finished
+    VH_FINAL, CK_STATE = 64, 40
+    for ref, flags, what in ((proc + VH_FINAL, 0, "the final state's 'started'"),
+                             (proc + VH_SIZE + (nck - 1) * CK_SIZE + CK_STATE, 3,
+                              "a checkpoint's 'finished'")):
+        b = bytearray(data)
+        st = viewdata + u64(b, ref)
+        if b[st:st + 6] != b"TDXVG2" or b[st + 7] > 3:
+            fail("%s: the state's layout is not the one this test knows" % what)
+        b[st + 7] = flags
+        reblob(b, ref, 14)
+        expect(b, what, "section VIEWDATA", queries_too=flags == 0)
+    # a section every index of this format has, gone (its row renamed to a kind no reader
+    # knows): verify refuses it, as the queries that need it do
+    b = bytearray(data)
+    struct.pack_into("<I", b, sx.toff + 32 * sx.secs[13][0], 1000)
+    sx.reseal(b, 13)
+    expect(b, "no SUMMARY section", "no SUMMARY section", queries_too=True)
     b = bytearray(data)
     struct.pack_into("<Q", b, gor + VH_NNAMES, u64(b, gor + VH_NNAMES) + 1)
     sx.reseal(b, 16)

@@ -1,0 +1,20 @@
+#!/bin/sh
+# fuzz.index: the index fuzz target over indexes of our own traces (testdata/) and 60 mutants of
+# each (bytes changed behind checksums that pass: trust_all.c), as ctest runs it.
+# usage: index_test.sh TRACEIDX REPLAY_INDEX TESTDATA [MUTANTS]
+set -e
+T=$1 R=$2 D=$3 N=${4:-60}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/ix"
+n=0
+for f in "$D"/*/basic.test "$D"/edge/*.test "$D"/fuzz/trace/*; do
+    b=$(basename "$f")
+    # a damaged trace is indexed as go tool trace shows it; one that has no useful part is not
+    if "$T" build --quiet --partial -j 1 -o "$tmp/ix/${b%.*}.tidx" "$f" >/dev/null 2>&1; then
+        n=$((n + 1))
+    fi
+done
+[ "$n" -ge 10 ] || { echo "FAIL: only $n of our traces indexed"; exit 1; }
+[ -d "$D/fuzz/index" ] && cp "$D"/fuzz/index/* "$tmp/ix/" 2>/dev/null || true
+TMPDIR=$tmp "$R" --mutate "$N" "$tmp/ix" 2>"$tmp/log" || { tail -20 "$tmp/log"; exit 1; }
