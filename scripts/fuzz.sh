@@ -32,7 +32,7 @@ run() {
     echo $? >"$B/fuzz-$t.rc"
 }
 echo "fuzz: fuzz_trace and fuzz_index for ${SECS}s each (logs: $B/fuzz-*.log)"
-run trace $extra &
+run trace -dict="$ROOT/tests/fuzz/trace.dict" $extra &
 run index &
 wait
 rc=0
