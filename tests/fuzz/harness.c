@@ -56,7 +56,7 @@ void fz_write(const char *path, const uint8_t *p, size_t n) {
     if (!f || (n && fwrite(p, 1, n, f) != n) || fclose(f)) fz_fail("cannot write %s", path);
 }
 
-static uint8_t *slurp(const char *path, size_t *n) {
+uint8_t *fz_read(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     size_t cap = 1 << 16, len = 0;
@@ -77,7 +77,7 @@ static uint8_t *slurp(const char *path, size_t *n) {
 
 bool fz_same_file(const char *a, const char *b) {
     size_t na = 0, nb = 0;
-    uint8_t *pa = slurp(a, &na), *pb = slurp(b, &nb);
+    uint8_t *pa = fz_read(a, &na), *pb = fz_read(b, &nb);
     bool same = (!pa && !pb) || (pa && pb && na == nb && memcmp(pa, pb, na) == 0);
     free(pa);
     free(pb);

@@ -18,6 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *fz_path(const char *name);
 /* Writes p[0..n) to path (aborting when it cannot: the harness's own trouble). */
 void fz_write(const char *path, const uint8_t *p, size_t n);
+/* The bytes of file path (malloc'd, *n of them), or NULL when it cannot be opened (aborting when
+ * memory runs out). */
+uint8_t *fz_read(const char *path, size_t *n);
 /* Whether two files hold the same bytes (a missing file equals only another missing one). */
 bool fz_same_file(const char *a, const char *b);
 /* Removes a scratch file if it is there. */

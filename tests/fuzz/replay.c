@@ -49,24 +49,10 @@ static size_t mutate(const char *path, unsigned k, const uint8_t *b, size_t n, u
 }
 
 static int one(const char *path, unsigned mutants) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "replay: cannot open %s\n", path);
-        return -1;
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    for (size_t got; b && (got = fread(b + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap) {
-            uint8_t *nb = realloc(b, cap *= 2);
-            if (!nb) free(b);
-            b = nb;
-        }
-    }
-    fclose(f);
+    size_t n;
+    uint8_t *b = fz_read(path, &n);
     if (!b) {
-        fprintf(stderr, "replay: out of memory reading %s\n", path);
+        fprintf(stderr, "replay: cannot read %s\n", path);
         return -1;
     }
     fprintf(stderr, "replay: %s\n", path);
