@@ -22,6 +22,16 @@ for d in go-tests go-tests-bin fuzz seed; do
     [ -d "$SHARED/$d" ] && extra="$extra $SHARED/$d"
 done
 [ -n "$extra" ] || echo "fuzz: Go's corpus not found at $SHARED: seeding with our traces only"
+# Indexes of Go's traces seed the index target too, from a directory outside the project that
+# goes when the run ends (they are made from ../shared, which stays where it is).
+ixseeds=$(mktemp -d "${TMPDIR:-/tmp}/traceidx-fuzz-seeds.XXXXXX")
+trap 'rm -rf "$ixseeds"' EXIT
+if [ -d "$SHARED/go-tests-bin" ]; then
+    for f in "$SHARED"/go-tests-bin/*.trace; do
+        "$B/tools/traceidx" build --quiet --partial -j 1 -o "$ixseeds/$(basename "$f").tidx" "$f" \
+            >/dev/null 2>&1
+    done
+fi
 # One core each; a finding stops its target (its input is in fuzz-findings/TARGET/).
 run() {
     t=$1
@@ -33,7 +43,7 @@ run() {
 }
 echo "fuzz: fuzz_trace and fuzz_index for ${SECS}s each (logs: $B/fuzz-*.log)"
 run trace -dict="$ROOT/tests/fuzz/trace.dict" $extra &
-run index &
+run index "$ixseeds" &
 wait
 rc=0
 for t in trace index; do
