@@ -1165,6 +1165,14 @@ static int new_task(rd *r, tdx_summary *s, uint64_t id) {
     return 0;
 }
 
+/* A task record's shape: its name and the stacks of its start and end, which it has only with
+ * the event (damage at `at` otherwise). */
+static int task_shape(rd *r, const trec *x, const uint8_t *at, shape *sh) {
+    if (shape_get(r, T_TSHAPES, x->shape, at, sh)) return -1;
+    if ((!x->start.present && sh->a) || (!x->end.present && sh->b)) return corrupt(r, at);
+    return 0;
+}
+
 /* Fills task i (already added with its id) from its TASKS record; *found = false when absent.
  * Children not seen yet are added (to be filled in turn); *parent gets the parent id. */
 static int fill_task(rd *r, tdx_summary *s, uint32_t i, bool *found, bool *has_parent,
@@ -1174,9 +1182,7 @@ static int fill_task(rd *r, tdx_summary *s, uint32_t i, bool *found, bool *has_p
     if (find(r, T_TASKS, id, skip_task, take_task, &x, found)) return -1;
     if (!*found) return 0;
     shape sh;
-    if (shape_get(r, T_TSHAPES, x.shape, r->t[T_TASKS].dir, &sh)) return -1;
-    if ((!x.start.present && sh.a) || (!x.end.present && sh.b))
-        return corrupt(r, r->t[T_TASKS].dir);
+    if (task_shape(r, &x, r->t[T_TASKS].dir, &sh)) return -1;
     tdx_sumtask *t = &s->tasks.v[i];
     t->name = sh.name;
     t->start = x.start;
@@ -1304,11 +1310,7 @@ int tdx_sumindex_tasks(const uint8_t *p, size_t n, uint64_t base, const tdx_vgst
                 break;
             }
             shape sh;
-            if ((rc = shape_get(&r, T_TSHAPES, x.shape, t->dir, &sh))) break;
-            if ((!x.start.present && sh.a) || (!x.end.present && sh.b)) {
-                rc = corrupt(&r, c.at);
-                break;
-            }
+            if ((rc = task_shape(&r, &x, c.at, &sh))) break;
             x.start.stack = sh.a;
             x.end.stack = (uint32_t)sh.b;
             nrec++;
@@ -1352,7 +1354,7 @@ static int verify_record(rd *r, int ti, cur *c, grec *g, trec *t, tdx_summary *s
     case T_TASKS: {
         if (dec_task(r, c, t, false)) return -1;
         shape sh;
-        return c->bad ? 0 : shape_get(r, T_TSHAPES, t->shape, c->at, &sh);
+        return c->bad ? 0 : task_shape(r, t, c->at, &sh);
     }
     default:
         return verify_taskx(r, c, scratch);

@@ -1,6 +1,7 @@
 #!/bin/sh
-# fuzz.index: the index fuzz target over indexes of our own traces (testdata/) and 60 mutants of
-# each (bytes changed behind checksums that pass: trust_all.c), as ctest runs it.
+# fuzz.index: the index fuzz target over indexes of our own traces (testdata/), the regression
+# indexes of testdata/fuzz/index, and 60 mutants of each (bytes changed behind checksums that
+# pass: trust_all.c), as ctest runs it.
 # usage: index_test.sh TRACEIDX REPLAY_INDEX TESTDATA [MUTANTS]
 set -e
 T=$1 R=$2 D=$3 N=${4:-60}
@@ -16,5 +17,13 @@ for f in "$D"/*/basic.test "$D"/edge/*.test "$D"/fuzz/trace/*; do
     fi
 done
 [ "$n" -ge 10 ] || { echo "FAIL: only $n of our traces indexed"; exit 1; }
-[ -d "$D/fuzz/index" ] && cp "$D"/fuzz/index/* "$tmp/ix/" 2>/dev/null || true
+# the committed regression indexes: of this format version, or they would test nothing
+for f in "$D"/fuzz/index/*; do
+    [ -f "$f" ] || continue
+    if "$T" info "$f" 2>&1 >/dev/null | grep -q "format version"; then
+        echo "FAIL: $f is of another index format version: remake it (testdata/fuzz/README.md)"
+        exit 1
+    fi
+    cp "$f" "$tmp/ix/"
+done
 TMPDIR=$tmp "$R" --mutate "$N" "$tmp/ix" 2>"$tmp/log" || { tail -20 "$tmp/log"; exit 1; }
