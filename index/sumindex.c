@@ -1168,6 +1168,7 @@ static int new_task(rd *r, tdx_summary *s, uint64_t id) {
 /* A task record's shape: its name and the stacks of its start and end, which it has only with
  * the event (damage at `at` otherwise). */
 static int task_shape(rd *r, const trec *x, const uint8_t *at, shape *sh) {
+    memset(sh, 0, sizeof *sh); /* (the analyzer cannot see shape_get set it on success) */
     if (shape_get(r, T_TSHAPES, x->shape, at, sh)) return -1;
     if ((!x->start.present && sh->a) || (!x->end.present && sh->b)) return corrupt(r, at);
     return 0;
