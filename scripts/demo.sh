@@ -52,6 +52,12 @@ if "$T" --help | grep -q '^  build'; then
     step "User tasks by type, with their durations (go tool trace's /usertasks page; first lines)" \
          "traceidx tasks $OUT/service.tidx | head -n 24"
     "$T" tasks "$OUT/service.tidx" | head -n 24
+    K=$("$T" tasks "$OUT/service.tidx" --type http.request 2>/dev/null | tail -n 1 | awk '{print $3}')
+    if [ -n "$K" ]; then
+        step "The slowest http.request task, event by event (go tool trace's /usertask page)" \
+             "traceidx tasks $OUT/service.tidx --id $K"
+        "$T" tasks "$OUT/service.tidx" --id "$K"
+    fi
     step "User regions by type and where they began (go tool trace's /userregions page; first lines)" \
          "traceidx regions $OUT/service.tidx | head -n 10"
     "$T" regions "$OUT/service.tidx" | head -n 10

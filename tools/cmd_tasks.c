@@ -13,18 +13,22 @@
 #include "index/format.h"
 #include "index/reader.h"
 #include "index/sumindex.h"
+#include "index/taskevents.h"
 #include "index/timehist.h"
 #include "index/viewgen_store.h"
 
 static const char tasks_help[] =
-    "usage: traceidx tasks INDEX [--type TYPE] [--json] [--spill-budget BYTES]\n\n"
+    "usage: traceidx tasks INDEX [--type TYPE | --id ID] [--json] [--spill-budget BYTES]\n\n"
     "The user tasks of a trace (runtime/trace.NewTask), as go tool trace's \"User-defined\n"
     "tasks\" pages show them. Without --type: the task types, each with its count and a\n"
     "histogram of the durations of its complete tasks (both TaskBegin and TaskEnd in the\n"
     "trace), five buckets a decade (/usertasks). With --type: that type's tasks, shortest\n"
     "first, each with its start, duration and id (/usertask?type=TYPE); `traceidx query INDEX\n"
-    "--task ID` then shows one on the timeline.\n\n"
+    "--task ID` then shows one on the timeline. With --id: that task and its events, as\n"
+    "/usertask lists them under it: its begin and end, its log messages and its regions' begins\n"
+    "and ends, by time, each with the time since the one before and its goroutine.\n\n"
     "  --type TYPE    one type, as the first table shows it\n"
+    "  --id ID        one task, by the id --type shows\n"
     "  --json         the same as JSON (times in ns since the trace's first event)\n"
     "  --spill-budget BYTES  memory for --type's tasks before they go to an unnamed scratch\n"
     "                 file in TMPDIR (suffixes k, M, G; default 16M)\n\n"
@@ -32,8 +36,12 @@ static const char tasks_help[] =
     "a task whose begin or end the trace lacks starts at the trace's first event or ends at its\n"
     "end (the last Sync), is counted but left out of the histogram, and the tasks are those\n"
     "Go's summary holds: every task id a task, region or log event names (0 is the background\n"
-    "task, of type \"\"). Unlike go tool trace, tasks of equal duration go by id, and a task's\n"
-    "log messages and regions are not listed.\n";
+    "task, of type \"\"). Unlike go tool trace, tasks of equal duration go by id, and --type\n"
+    "lists no events (--id does). --id describes events in Go's words, quirks kept: a begin\n"
+    "reads 'task \"T\" (D 7, parent 0) begin', a log with a category shows only its message and\n"
+    "one without reads 'log (category: ): \"...\"', and a region still open when its goroutine\n"
+    "ended ends with that goroutine's transition ('Running -> NotExist'). It reads the blocks\n"
+    "from the task's first log to its last, and one block for each other event.\n";
 
 /* ---- the tasks ---- */
 
@@ -189,10 +197,97 @@ static int show_type(walk *w, bool json, const char *index_path, tdx_err *err) {
     return rc;
 }
 
+/* Go's elapsed(): "%.9f" seconds, with a sub-second value's leading zeros blanked. */
+static void elapsed_text(tdx_buf *o, int64_t ns) {
+    char b[48];
+    int n = snprintf(b, sizeof b, "%s%" PRIu64 ".%09" PRIu64, ns < 0 ? "-" : "",
+                     (ns < 0 ? -(uint64_t)ns : (uint64_t)ns) / 1000000000u,
+                     (ns < 0 ? -(uint64_t)ns : (uint64_t)ns) % 1000000000u);
+    if (ns >= 0 && ns < 1000000000) {
+        char *dot = strchr(b, '.');
+        for (char *q = b; q < dot; q++) *q = ' ';
+        for (char *q = dot + 1; *q == '0'; q++) *q = ' ';
+    }
+    cli_pad(o, b, (size_t)n, 14, true);
+}
+
+/* Seconds since the trace's first event with 9 decimals (Go's "%2.9f"), from the integer. */
+static void when_text(char *b, size_t cap, int64_t ns) {
+    uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+    snprintf(b, cap, "%s%" PRIu64 ".%09" PRIu64, ns < 0 ? "-" : "", a / 1000000000u,
+             a % 1000000000u);
+}
+
+/* --id: the task's line, then its events. */
+static int show_task(tdx_index *ix, const tdx_vgstore *store, const tdx_taskevents *t, bool json,
+                     const char *index_path, tdx_err *err) {
+    tdx_buf o = {0}, what = {0};
+    char when[48], d[64];
+    int rc = 0;
+    bool complete = t->has_start && t->has_end;
+    int64_t dur = tdx_wsub(t->end, t->start);
+    tdx_str name = tdx_vgstore_str(store, t->name);
+    when_text(when, sizeof when, tdx_wsub(t->start, t->t0));
+    cli_duration(d, sizeof d, dur);
+    if (json) {
+        tdx_buf_printf(&o, "{\"id\": %" PRIu64 ", \"type\": ", t->id);
+        tdx_json_quote(&o, name.p, name.n);
+        tdx_buf_printf(&o,
+                       ", \"start_ns\": %" PRId64 ", \"duration_ns\": %" PRId64
+                       ", \"complete\": %s, \"events\": [",
+                       tdx_wsub(t->start, t->t0), dur, complete ? "true" : "false");
+    } else {
+        tdx_buf_printf(&o, "Task %" PRIu64 " of type ", t->id);
+        tdx_json_quote(&o, name.p, name.n);
+        tdx_buf_printf(&o,
+                       " (%s): from %ss for %s, %zu event%s (`traceidx query %s --task %" PRIu64
+                       "` shows it on the timeline)\n\n%14s  %14s  %10s  %s\n",
+                       complete ? "complete" : "incomplete", when, d, t->rows.n,
+                       t->rows.n == 1 ? "" : "s", index_path, t->id, "When", "Elapsed", "Goroutine",
+                       "Events");
+    }
+    int64_t last = t->t0;
+    for (size_t i = 0; i < t->rows.n && !rc; i++) {
+        const tdx_taskrow *r = &t->rows.v[i];
+        what.n = 0;
+        if (tdx_taskrow_describe(&what, r, &ix->tabs)) {
+            rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+            break;
+        }
+        int64_t since = tdx_wsub(r->time, t->t0), gap = tdx_wsub(r->time, last);
+        last = r->time;
+        if (json) {
+            tdx_buf_printf(&o,
+                           "%s\n{\"time_ns\": %" PRId64 ", \"elapsed_ns\": %" PRId64
+                           ", \"goroutine\": %" PRId64 ", \"event\": ",
+                           i ? "," : "", since, gap, r->g);
+            tdx_json_quote(&o, what.v, what.n);
+            tdx_buf_printf(&o, "}");
+        } else {
+            when_text(when, sizeof when, since);
+            cli_pad(&o, when, strlen(when), 14, true);
+            tdx_buf_printf(&o, "  ");
+            elapsed_text(&o, gap);
+            tdx_buf_printf(&o, "  %10" PRId64 "  ", r->g);
+            tdx_buf_append(&o, what.v, what.n);
+            tdx_buf_printf(&o, "\n");
+        }
+        if (cli_flush_out(&o, false)) rc = 1;
+    }
+    if (!rc && tdx_index_strings_ok(ix, err)) rc = -1;
+    if (!rc) {
+        if (json) tdx_buf_printf(&o, "]}\n");
+        if (cli_flush_out(&o, true)) rc = 1;
+    }
+    tdx_vec_free(&what);
+    tdx_vec_free(&o);
+    return rc;
+}
+
 int cmd_tasks(int argc, char **argv) {
     const char *path = NULL, *type = NULL;
-    bool json = false;
-    uint64_t budget = 16u << 20;
+    bool json = false, has_id = false;
+    uint64_t budget = 16u << 20, id = 0;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(tasks_help, stdout);
@@ -200,6 +295,11 @@ int cmd_tasks(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--type")) {
             if (i + 1 >= argc) return cli_usage_error("tasks", "--type needs a value");
             type = argv[++i];
+        } else if (!strcmp(argv[i], "--id")) {
+            if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &id))
+                return cli_usage_error("tasks", "--id needs a task id");
+            has_id = true;
+            i++;
         } else if (!strcmp(argv[i], "--spill-budget")) {
             if (i + 1 >= argc || cli_parse_bytes(argv[i + 1], &budget) || budget > SIZE_MAX / 2)
                 return cli_usage_error("tasks", "--spill-budget needs a byte count");
@@ -215,6 +315,7 @@ int cmd_tasks(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("tasks", "need an INDEX");
+    if (type && has_id) return cli_usage_error("tasks", "--type and --id: one or the other");
     tdx_index ix;
     if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
     tdx_err err;
@@ -233,6 +334,22 @@ int cmd_tasks(int argc, char **argv) {
     if (!p || tdx_vgstore_load(&store, p, (size_t)len, &ix.tabs, &err) ||
         tdx_sumindex_fields(&ix, &fields, &err))
         goto report;
+    if (has_id) {
+        tdx_taskevents te;
+        int got = tdx_taskevents_read(&ix, &store, id, &te, &err);
+        if (got < 0) goto report;
+        if (got > 0) {
+            fprintf(stderr,
+                    "traceidx: %s: no task %" PRIu64 " ('traceidx tasks %s' lists the types)\n",
+                    ix.path, id, path);
+            goto out;
+        }
+        got = show_task(&ix, &store, &te, json, path, &err);
+        tdx_taskevents_free(&te);
+        if (got < 0) goto report;
+        rc = got ? -1 : 0;
+        goto out;
+    }
     w.t0 = fields.t0;
     w.tend = fields.valid_end;
     /* --type's tasks past the budget go to an unnamed scratch file in TMPDIR (the sort keeps

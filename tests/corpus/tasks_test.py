@@ -6,6 +6,9 @@
 - Go's traces with tasks (the parser's own event lists, events.txt of the goldens): every task
   Go's summary would hold (each id a task, region or log event names), its type, and its start
   and end as the parser gives them, against `tasks --json` and `tasks --type T --json`;
+- `tasks --id N --json` for every task of those traces: its events (begin, end, logs, its
+  regions' begins and ends), their times, gaps, goroutines and Go's descriptions, against a model
+  of Go's summary and /usertask page over events.txt (below), and the text's columns;
 - a trace given instead of its index, a spill budget of 1 byte, and the command line's errors.
 
 usage: tasks_test.py TRACEIDX REPO_TESTDATA
@@ -19,6 +22,7 @@ import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run
+from goevents import parse
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 NO_TASK = (1 << 64) - 1
@@ -70,6 +74,135 @@ def expected(ts):
                     "tasks": sorted(x["tasks"], key=lambda r: (r["duration_ns"], r["id"]))}
              for name, x in types.items()}
     return table, lists
+
+
+def is_system(name):
+    return name == "" or (name != "runtime.main" and name.startswith("runtime."))
+
+
+QUOTED = r'("(?:[^"\\]|\\.)*")'
+
+
+def describe(ev):
+    """cmd/trace's describeEvent, from the event's text (its strings as Go quoted them)."""
+    if ev.goid is not None:
+        return "%s -> %s" % (ev.old, ev.new)
+    if ev.kind in ("RegionBegin", "RegionEnd"):
+        typ = re.search(r" Type=" + QUOTED + "$", ev.rest).group(1)
+        return "region %s %s" % (typ, "begin" if ev.kind == "RegionBegin" else "end")
+    if ev.kind == "TaskBegin":
+        m = re.search(r" ID=(\d+) Parent=(\d+) Type=" + QUOTED + "$", ev.rest)
+        return "task %s (D %s, parent %s) begin" % (m.group(3), m.group(1), m.group(2))
+    if ev.kind == "TaskEnd":
+        return "task end"
+    m = re.search(r" Category=" + QUOTED + " Message=" + QUOTED + "$", ev.rest)
+    # Go's test is the wrong way round: the category shows only when it is empty
+    if m.group(1) != '""':
+        return "log %s" % m.group(2)
+    return "log (category: ): %s" % m.group(2)
+
+
+def task_events(evs):
+    """{task id: the `tasks --id ID --json` Go's summary and /usertask page give}: each task's
+    begin, end and logs, and each of its regions' begin and end (a region still open when its
+    goroutine ends or blocks forever ends with that transition, unless the goroutine is a system
+    one; a goroutine created in a region is in an unnamed one, never a task's), stably sorted
+    by time."""
+    t0 = evs[0].time
+    tend = [e.time for e in evs if e.kind == "Sync"][-1]
+    tasks, gs = {}, {}
+
+    def task(i):
+        return tasks.setdefault(i, {"start": None, "end": None, "logs": [], "regions": []})
+
+    for ev in evs:
+        if ev.goid is not None and ev.old != ev.new:
+            if ev.old in ("Undetermined", "NotExist"):
+                creator = gs.get(ev.g)
+                rec = {"name": "", "active": []}
+                if creator and creator["active"]:
+                    rec["active"] = [None]  # the unnamed region it inherits
+                gs[ev.goid] = rec
+            rec = gs.get(ev.goid)
+            if rec is None:
+                continue
+            if rec["name"] == "" and ev.tstack:
+                rec["name"] = ev.tstack[-1][0]
+            if ev.new == "NotExist" or (ev.new == "Waiting" and ev.reason == "forever"):
+                if not is_system(rec["name"]):
+                    for r in rec["active"]:
+                        if r is not None:
+                            r[1] = ev
+                rec["active"] = []
+        elif ev.kind in ("TaskBegin", "TaskEnd"):
+            m = re.search(r" ID=(\d+) Parent=(\d+)", ev.rest)
+            task(int(m.group(1)))["start" if ev.kind == "TaskBegin" else "end"] = ev
+            if int(m.group(2)) != NO_TASK:
+                task(int(m.group(2)))
+        elif ev.kind == "Log":
+            task(int(re.search(r" Task=(\d+)", ev.rest).group(1)))["logs"].append(ev)
+        elif ev.kind in ("RegionBegin", "RegionEnd"):
+            tid = int(re.search(r" Task=(\d+)", ev.rest).group(1))
+            active = gs[ev.g]["active"] if ev.g in gs else []
+            if ev.kind == "RegionBegin":
+                r = [ev, None]
+                active.append(r)
+                task(tid)["regions"].append(r)
+            elif active:
+                r = active.pop()
+                if r is not None:
+                    r[1] = ev
+            else:
+                task(tid)["regions"].append([None, ev])
+    out = {}
+    for tid, x in tasks.items():
+        raw = [e for e in (x["start"], x["end"]) if e is not None] + x["logs"]
+        for a, b in x["regions"]:
+            raw += [e for e in (a, b) if e is not None]
+        raw.sort(key=lambda e: e.time)  # stable, as Go's SortStableFunc
+        rows, last = [], t0
+        for e in raw:
+            rows.append({"time_ns": e.time - t0, "elapsed_ns": e.time - last,
+                         "goroutine": e.goid if e.goid is not None else
+                         (e.g if e.g is not None else -1), "event": describe(e)})
+            last = e.time
+        a = x["start"].time if x["start"] else t0
+        b = x["end"].time if x["end"] else tend
+        typ = x["start"] or x["end"]
+        out[tid] = {"id": tid, "type": json.loads(re.search(r" Type=" + QUOTED + "$",
+                                                            typ.rest).group(1)) if typ else "",
+                    "start_ns": a - t0, "duration_ns": b - a,
+                    "complete": bool(x["start"] and x["end"]), "events": rows}
+    return out
+
+
+ELAPSED_ROW = re.compile(r"^ +(\d+\.\d{9})  ([ .\d]{14})  +(-?\d+)  (.+)$")
+
+
+def check_task_events(label, idx, evs):
+    """Every task's `tasks --id` against the model, as JSON and as text."""
+    want = task_events(evs)
+    for tid, w in sorted(want.items()):
+        got = tasks(idx, "--id", str(tid))
+        if got != w:
+            fail("%s: tasks --id %d --json:\n%s\nwanted:\n%s" % (label, tid, got, w))
+        text = run([TDX, "tasks", idx, "--id", str(tid)], ok=True).stdout.decode()
+        rows = text.split("\n\n", 1)[1].splitlines()[1:]
+        if len(rows) != len(w["events"]):
+            fail("%s: tasks --id %d's text has %d rows, not %d:\n%s" % (
+                label, tid, len(rows), len(w["events"]), text))
+        for row, e in zip(rows, w["events"]):
+            m = ELAPSED_ROW.match(row)
+            # Go's elapsed(): below a second, the zeros before the first digit blanked
+            gap = "%d.%09d" % divmod(e["elapsed_ns"], 10**9)
+            if e["elapsed_ns"] < 10**9:
+                head, tail = gap.split(".")
+                gap = " " * len(head) + "." + re.sub("^0+", lambda z: " " * len(z.group()), tail)
+            if not m or m.group(1) != "%d.%09d" % divmod(e["time_ns"], 10**9) or \
+                    m.group(2) != gap.rjust(14) or int(m.group(3)) != e["goroutine"] or \
+                    m.group(4) != e["event"]:
+                fail("%s: tasks --id %d: row %r for %s" % (label, tid, row, e))
+    return len(want)
 
 
 def check(label, idx, ts):
@@ -152,6 +285,28 @@ def check_basic(tmp):
     rows = [r.rstrip() for r in text.split("\n\n")[1].splitlines()]
     if len({len(r.replace("incomplete", "complete")) for r in rows[1:]}) != 1:
         fail("basic: tasks --type's columns do not line up:\n%s" % text)
+    # --id by hand: task 2's begin, its region and its end; task 0's log, whose category
+    # ("key") Go's page leaves out
+    got = tasks(idx, "--id", "2")
+    want = {"id": 2, "type": "req", "start_ns": 1199, "duration_ns": 22050, "complete": True,
+            "events": [
+                {"time_ns": 1199, "elapsed_ns": 1199, "goroutine": 1,
+                 "event": 'task "req" (D 2, parent 1) begin'},
+                {"time_ns": 1299, "elapsed_ns": 100, "goroutine": 1, "event": 'region "load" begin'},
+                {"time_ns": 1499, "elapsed_ns": 200, "goroutine": 1, "event": 'region "load" end'},
+                {"time_ns": 23249, "elapsed_ns": 21750, "goroutine": 1, "event": "task end"}]}
+    if got != want:
+        fail("basic: tasks --id 2: %s" % got)
+    if tasks(idx, "--id", "0")["events"] != [{"time_ns": 1399, "elapsed_ns": 1399,
+                                               "goroutine": 1, "event": 'log "hello"'}]:
+        fail("basic: tasks --id 0: %s" % tasks(idx, "--id", "0"))
+    text = run([TDX, "tasks", idx, "--id", "2"], ok=True).stdout.decode()
+    for want in ['Task 2 of type "req" (complete): from 0.000001199s for 22.05µs, 4 events',
+                 "--task 2` shows it on the timeline",
+                 "\n   0.000001499      .      200           1  region \"load\" end\n",
+                 "\n   0.000023249      .    21750           1  task end\n"]:
+        if want not in text:
+            fail("basic: tasks --id 2's text lacks %r:\n%s" % (want, text))
     # a trace is answered from the index beside it, and only then
     beside = os.path.join(tmp, "beside.test")
     shutil.copyfile(trace, beside)
@@ -168,13 +323,17 @@ def check_cli(tmp):
     if "usage: traceidx tasks" not in run([TDX, "tasks", "--help"], ok=True).stdout.decode():
         fail("tasks --help")
     for args in [[], [idx, "--type"], [idx, "--frobnicate"], [idx, idx],
-                 [idx, "--spill-budget", "x"]]:
+                 [idx, "--spill-budget", "x"], [idx, "--id"], [idx, "--id", "x"],
+                 [idx, "--id", "-1"], [idx, "--id", "1", "--type", "req"]]:
         p = run([TDX, "tasks"] + args)
         if p.returncode != 2 or not p.stderr:
             fail("tasks %s: exit %d, wanted a usage error (2)" % (args, p.returncode))
     p = run([TDX, "tasks", idx, "--type", "nosuch"])
     if p.returncode != 1 or b'no task of type "nosuch"' not in p.stderr or p.stdout:
         fail("tasks --type of no type: exit %d\n%s" % (p.returncode, p.stderr))
+    p = run([TDX, "tasks", idx, "--id", "99"])
+    if p.returncode != 1 or b"no task 99" not in p.stderr or p.stdout:
+        fail("tasks --id of no task: exit %d\n%s" % (p.returncode, p.stderr))
     refuses_garbage(TDX, "tasks", tmp)
 
 
@@ -199,6 +358,8 @@ def main():
                 if not ts[0]:
                     fail("%s: no task in Go's events" % name)
                 check(name, idx, ts)
+                k = check_task_events(name, idx, parse(os.path.join(golden, name, "events.txt")))
+                print("%s: %d tasks' events checked" % (name, k))
                 n += 1
             print("%d traces of Go's with tasks checked" % n)
     print("ok")

@@ -44,6 +44,8 @@ static const char *const asked[][5] = {
     {"goroutines", "--name", "main.main"},
     {"goroutines", "--name", "", "--sort", "Execution time"},
     {"tasks", "--type", "task0"},
+    {"tasks", "--id", "1"},
+    {"tasks", "--id", "0", "--json"},
 };
 
 static const char *const profiles[] = {"net", "sync", "syscall", "sched"};
