@@ -1095,6 +1095,7 @@ static int dec_regions(rd *r, cur *c, tdx_summary *s, uint32_t ti, int64_t bt, i
         if (sp) reg.start.time = ts, reg.start.g = g;
         if (ep) reg.end.time = te, reg.end.g = gd ? tdx_wadd(g, eg) : g;
         shape shp;
+        memset(&shp, 0, sizeof shp); /* (the analyzer cannot see shape_get set it on success) */
         if (shape_get(r, T_RSHAPES, sh, c->at, &shp)) return -1;
         reg.name = shp.name;
         reg.start.stack = sp ? shp.a : 0;
@@ -1325,6 +1326,111 @@ int tdx_sumindex_tasks(const uint8_t *p, size_t n, uint64_t base, const tdx_vgst
     return rc;
 }
 
+/* ---- every task, whole ---- */
+
+/* TASKX read alongside TASKS: the record about to be decoded (have), its block k. */
+typedef struct xwalk {
+    rd *r;
+    cur c;
+    uint64_t k;
+    bool open, have;
+} xwalk;
+
+/* Steps to TASKX's next record, opening the next block at a block's end. */
+static int xwalk_next(xwalk *w) {
+    tab *t = &w->r->t[T_TASKX];
+    w->have = false;
+    for (;;) {
+        if (w->open) {
+            if (cur_next(&w->c)) return w->have = true, 0;
+            bool done = cur_done(&w->c);
+            cur_close(&w->c);
+            w->open = false;
+            if (!done) return corrupt(w->r, w->c.at);
+            w->k++;
+        }
+        if (w->k >= t->nblocks) return 0;
+        if (cur_open(w->r, T_TASKX, w->k, &w->c)) {
+            cur_close(&w->c);
+            return -1;
+        }
+        w->open = true;
+    }
+}
+
+/* TASKS and TASKX in step (both by task id): every TASKX record must follow its task's. */
+static int walk_tasks(rd *r, tdx_vgstore *store, tdx_sumindex_whole_fn fn, void *ctx,
+                      tdx_err *err) {
+    tdx_summary s;
+    tdx_summary_init(&s, store);
+    s.t0 = r->t0;
+    xwalk x;
+    memset(&x, 0, sizeof x);
+    x.r = r;
+    tab *t = &r->t[T_TASKS];
+    uint64_t nrec = 0;
+    int rc = xwalk_next(&x);
+    for (uint64_t k = 0; k < t->nblocks && !rc; k++) {
+        cur c;
+        rc = cur_open(r, T_TASKS, k, &c);
+        trec tr = {.pt = r->t0};
+        while (!rc && cur_next(&c)) {
+            if (dec_task(r, &c, &tr, false) || c.bad) {
+                rc = c.bad ? corrupt(r, c.at) : -1;
+                break;
+            }
+            shape sh;
+            if ((rc = task_shape(r, &tr, c.at, &sh))) break;
+            nrec++;
+            tdx_summary_free(&s);
+            tdx_summary_init(&s, store);
+            s.t0 = r->t0;
+            if ((rc = new_task(r, &s, c.key))) break;
+            tdx_sumtask *task = &s.tasks.v[0];
+            task->name = sh.name;
+            task->start = tr.start;
+            task->start.stack = sh.a;
+            task->end = tr.end;
+            task->end.stack = (uint32_t)sh.b;
+            /* a TASKX record of a task TASKS lacks: damage */
+            if (x.have && x.c.key < c.key) {
+                rc = corrupt(r, x.c.at);
+                break;
+            }
+            xctx xc = {&s, 0};
+            while (!rc && x.have && x.c.key == c.key) {
+                rc = take_taskx(r, &x.c, &xc);
+                if (!rc && x.c.bad) rc = corrupt(r, x.c.at);
+                if (!rc) rc = xwalk_next(&x);
+            }
+            if (!rc) rc = fn(ctx, &s, err);
+        }
+        if (!rc && !cur_done(&c)) rc = corrupt(r, c.at);
+        cur_close(&c);
+    }
+    if (!rc && x.have) rc = corrupt(r, x.c.at);
+    if (!rc && nrec != t->nrec) rc = corrupt(r, r->p + SH_TABLES + (size_t)T_TASKS * TR_SIZE);
+    if (x.open) cur_close(&x.c);
+    tdx_summary_free(&s);
+    return rc;
+}
+
+int tdx_sumindex_walk_tasks(const uint8_t *p, size_t n, uint64_t base, tdx_vgstore *store,
+                            tdx_sumindex_whole_fn fn, void *ctx, tdx_err *err) {
+    rd r;
+    if (rd_open(&r, p, n, base, err)) return -1;
+    r.nstr = tdx_vgstore_nstrings(store);
+    r.nnodes = tdx_vgstore_nnodes(store);
+    int rc = walk_tasks(&r, store, fn, ctx, err);
+    rd_free(&r);
+    return rc;
+}
+
+static int walk_nothing(void *ctx, const tdx_summary *s, tdx_err *err) {
+    (void)ctx, (void)s, (void)err;
+    return 0;
+}
+
 /* ---- verification ---- */
 
 /* A task's pieces are checked together (a region's goroutine ref may name a goroutine of an
@@ -1413,6 +1519,8 @@ int tdx_sumindex_verify(const uint8_t *p, size_t n, uint64_t base, const tdx_vgs
     int rc = load_fields(&r, &scratch);
     for (int i = 0; i < T_COUNT && !rc; i++) rc = verify_table(&r, i, &scratch);
     tdx_summary_free(&scratch);
+    /* and that every TASKX record is a task's that TASKS has, as `tasks --logtext` reads them */
+    if (!rc) rc = walk_tasks(&r, NULL, walk_nothing, NULL, err);
     rd_free(&r);
     return rc;
 }

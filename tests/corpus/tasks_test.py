@@ -154,8 +154,19 @@ def task_events(evs):
                     r[1] = ev
             else:
                 task(tid)["regions"].append([None, ev])
-    out = {}
+    out, texts = {}, {}
     for tid, x in tasks.items():
+        # what Go's taskMatches looks in: the task's type, its regions' types, its logs'
+        # categories and messages
+        words = []
+        for e in [x["start"] or x["end"]] + [a or b for a, b in x["regions"]] + x["logs"]:
+            if e is None:
+                continue
+            for field in ("Type", "Category", "Message"):
+                m = re.search(" " + field + "=" + QUOTED, e.rest)
+                if m:
+                    words.append(json.loads(m.group(1)))
+        texts[tid] = words
         raw = [e for e in (x["start"], x["end"]) if e is not None] + x["logs"]
         for a, b in x["regions"]:
             raw += [e for e in (a, b) if e is not None]
@@ -173,15 +184,100 @@ def task_events(evs):
                                                             typ.rest).group(1)) if typ else "",
                     "start_ns": a - t0, "duration_ns": b - a,
                     "complete": bool(x["start"] and x["end"]), "events": rows}
-    return out
+    return out, texts
 
 
 ELAPSED_ROW = re.compile(r"^ +(\d+\.\d{9})  ([ .\d]{14})  +(-?\d+)  (.+)$")
 
 
+def go_name(typ=None, complete=None, latmin=None, latmax=None, text=None):
+    """Go's name of a task filter."""
+    parts = []
+    if typ is not None:
+        parts.append(json.dumps(typ))
+    if complete is not None:
+        parts.append("complete" if complete else "incomplete")
+    if latmin is not None:
+        parts.append("latency >= %s" % latmin[1])
+    if latmax is not None:
+        parts.append("latency <= %s" % latmax[1])
+    if text is not None:
+        parts.append("log contains %s" % json.dumps(text))
+    return ",".join(parts)
+
+
+def check_filters(label, idx, want, texts):
+    """Go's /usertask filters (type, complete, latmin, latmax, logtext; all must hold), alone
+    and together, against the model; --events with them."""
+    rows = sorted(want.values(), key=lambda r: (r["duration_ns"], r["id"]))
+    done = sorted(r["duration_ns"] for r in rows if r["complete"])
+    mid = done[len(done) // 2] if done else 1000
+    # a duration both in ns (as traceidx takes it) and as Go prints it
+    lat = (str(mid), go_duration(mid))
+    types = sorted({r["type"] for r in rows})
+    words = sorted({w for ws in texts.values() for w in ws if w})
+    probes = [w[len(w) // 3:len(w) // 3 + 3] for w in words[:3]] + ["no such text"]
+    cases = [dict(complete=True), dict(complete=False), dict(latmin=lat), dict(latmax=lat),
+             dict(typ=types[-1], complete=True, latmax=lat)]
+    cases += [dict(text=p) for p in probes if p]
+    cases += [dict(typ=types[-1], text=probes[0])] if probes[0] else []
+    selected = 0
+    for c in cases:
+        sel = [r for r in rows
+               if (c.get("typ") is None or r["type"] == c["typ"]) and
+               (c.get("complete") is None or r["complete"] == c["complete"]) and
+               (c.get("latmin") is None or (r["complete"] and r["duration_ns"] >= mid)) and
+               (c.get("latmax") is None or (r["complete"] and r["duration_ns"] <= mid)) and
+               (c.get("text") is None or any(c["text"] in w for w in texts[r["id"]]))]
+        args = []
+        if c.get("typ") is not None:
+            args += ["--type", c["typ"]]
+        if c.get("complete") is not None:
+            args += ["--complete" if c["complete"] else "--incomplete"]
+        if c.get("latmin") is not None:
+            args += ["--latmin", lat[0]]
+        if c.get("latmax") is not None:
+            args += ["--latmax", lat[0]]
+        if c.get("text") is not None:
+            args += ["--logtext", c["text"]]
+        w = {"filter": go_name(**c), "count": len(sel),
+             "complete": sum(r["complete"] for r in sel),
+             "tasks": [{k: r[k] for k in ("id", "start_ns", "duration_ns", "complete")}
+                       for r in sel]}
+        if c.get("typ") is not None:
+            w = dict({"type": c["typ"]}, **w)
+        got = tasks(idx, *args)
+        if got != w:
+            fail("%s: tasks %s --json:\n%s\nwanted:\n%s" % (label, args, got, w))
+        got = tasks(idx, "--events", *args)
+        for t, r in zip(got["tasks"], sel):
+            if t.pop("events") != r["events"]:
+                fail("%s: tasks %s --events: task %d's events differ" % (label, args, r["id"]))
+        if got != w:
+            fail("%s: tasks %s --events --json:\n%s" % (label, args, got))
+        selected += len(sel)
+    print("%s: %d filters checked, %d tasks selected in all" % (label, len(cases), selected))
+
+
+def go_duration(ns):
+    """Go's time.Duration.String() for the durations these traces have (under a minute)."""
+    if ns == 0:
+        return "0s"
+    for unit, div in (("ns", 1), ("µs", 10**3), ("ms", 10**6)):
+        if ns < div * 1000:
+            whole, frac = divmod(ns, div)
+            text = str(whole)
+            if frac:
+                text += ("." + ("%0*d" % (len(str(div)) - 1, frac))).rstrip("0")
+            return text + unit
+    whole, frac = divmod(ns, 10**9)
+    return str(whole) + (("." + "%09d" % frac).rstrip("0") if frac else "") + "s"
+
+
 def check_task_events(label, idx, evs):
     """Every task's `tasks --id` against the model, as JSON and as text."""
-    want = task_events(evs)
+    want, texts = task_events(evs)
+    check_filters(label, idx, want, texts)
     for tid, w in sorted(want.items()):
         got = tasks(idx, "--id", str(tid))
         if got != w:
@@ -300,6 +396,29 @@ def check_basic(tmp):
     if tasks(idx, "--id", "0")["events"] != [{"time_ns": 1399, "elapsed_ns": 1399,
                                                "goroutine": 1, "event": 'log "hello"'}]:
         fail("basic: tasks --id 0: %s" % tasks(idx, "--id", "0"))
+    # the filters by hand: complete tasks of at least 1 µs are 1 and 2; the incomplete ones
+    # 3, 0 and 7 (by duration, then id); "load" is the type of task 2's and task 7's region,
+    # "ell" in task 0's log message, "ke" in its log's category; "req" the type of 1, 2 and 3
+    for args, ids in [(["--latmin", "1us"], [1, 2]), (["--latmax", "1.8us"], [4, 1]),
+                      (["--incomplete"], [3, 0, 7]), (["--complete", "--type", "db"], [4]),
+                      (["--logtext", "load"], [2, 7]), (["--logtext", "ell"], [0]),
+                      (["--logtext", "ke"], [0]), (["--logtext", "req"], [1, 3, 2]),
+                      (["--logtext", "req", "--latmax", "2us"], [1]),
+                      (["--type", "req", "--incomplete", "--latmin", "0"], [])]:
+        got = tasks(idx, *args)
+        if [x["id"] for x in got["tasks"]] != ids or got["count"] != len(ids):
+            fail("basic: tasks %s: %s" % (args, got))
+    got = tasks(idx, "--logtext", "load", "--latmin", "1us")
+    if got["filter"] != 'latency >= 1µs,log contains "load"' or "type" in got:
+        fail("basic: a filter's name: %s" % got)
+    got = tasks(idx, "--type", "req", "--latmin", "2us", "--events")
+    if [x["id"] for x in got["tasks"]] != [2] or got["tasks"][0]["events"] != want["events"] \
+            or got["type"] != "req" or got["filter"] != '"req",latency >= 2µs':
+        fail("basic: tasks --type req --latmin 2us --events: %s" % got)
+    text = run([TDX, "tasks", idx, "--logtext", "load", "--events"], ok=True).stdout.decode()
+    if not text.startswith('Tasks log contains "load": 2, 1 complete') or \
+            text.count('region "load" begin') != 2:
+        fail("basic: tasks --logtext load --events' text:\n%s" % text)
     text = run([TDX, "tasks", idx, "--id", "2"], ok=True).stdout.decode()
     for want in ['Task 2 of type "req" (complete): from 0.000001199s for 22.05µs, 4 events',
                  "--task 2` shows it on the timeline",
@@ -324,7 +443,11 @@ def check_cli(tmp):
         fail("tasks --help")
     for args in [[], [idx, "--type"], [idx, "--frobnicate"], [idx, idx],
                  [idx, "--spill-budget", "x"], [idx, "--id"], [idx, "--id", "x"],
-                 [idx, "--id", "-1"], [idx, "--id", "1", "--type", "req"]]:
+                 [idx, "--id", "-1"], [idx, "--id", "1", "--type", "req"],
+                 [idx, "--id", "1", "--complete"], [idx, "--events"],
+                 [idx, "--complete", "--incomplete"], [idx, "--latmin"],
+                 [idx, "--latmin", "soon"], [idx, "--latmax", "-1ms"], [idx, "--logtext"],
+                 [idx, "--logtext", ""]]:
         p = run([TDX, "tasks"] + args)
         if p.returncode != 2 or not p.stderr:
             fail("tasks %s: exit %d, wanted a usage error (2)" % (args, p.returncode))

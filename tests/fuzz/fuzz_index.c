@@ -46,6 +46,8 @@ static const char *const asked[][5] = {
     {"tasks", "--type", "task0"},
     {"tasks", "--id", "1"},
     {"tasks", "--id", "0", "--json"},
+    {"tasks", "--logtext", "a", "--events"},
+    {"tasks", "--complete", "--latmin", "1us", "--events"},
 };
 
 static const char *const profiles[] = {"net", "sync", "syscall", "sched"};

@@ -74,6 +74,8 @@ static void analyses(const char *ix, const char *trace, bool intact) {
         {"tasks"},
         {"tasks", "--json"},
         {"tasks", "--id", "1", "--json"},
+        {"tasks", "--logtext", "a", "--events"},
+        {"tasks", "--incomplete", "--events"},
         {"regions", "--json"},
         {"mmu"},
         {"mmu", "--json"},

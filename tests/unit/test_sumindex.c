@@ -324,6 +324,50 @@ static uint8_t *save(const fixture *f, size_t *n) {
     return p;
 }
 
+/* tdx_sumindex_walk_tasks: every task in id order, each as the complete summary has it. */
+typedef struct walked {
+    const fixture *f;
+    uint64_t n, last;
+} walked;
+
+static int on_walked(void *ctx, const tdx_summary *s, tdx_err *err) {
+    (void)err;
+    walked *w = ctx;
+    cr_assert_eq(s->tasks.n, 1);
+    uint64_t id = s->tasks.v[0].id;
+    cr_assert(w->n == 0 || id > w->last, "task %llu after %llu", (unsigned long long)id,
+              (unsigned long long)w->last);
+    w->last = id;
+    w->n++;
+    uint32_t x = tdx_summary_task(&w->f->s, id);
+    cr_assert_neq(x, TDX_SUM_NONE, "task %llu is not the summary's", (unsigned long long)id);
+    const tdx_sumtask *t = &w->f->s.tasks.v[x], *u = &s->tasks.v[0];
+    cr_assert_eq(t->name, u->name);
+    cr_assert(same_ev(&t->start, &u->start, true) && same_ev(&t->end, &u->end, true));
+    cr_assert_eq(t->nlogs, u->nlogs);
+    cr_assert(same_ev(&t->first_log, &u->first_log, false));
+    cr_assert_eq(t->goroutines.n, u->goroutines.n);
+    cr_assert_eq(t->regions.n, u->regions.n, "task %llu: %zu regions, want %zu",
+                 (unsigned long long)id, u->regions.n, t->regions.n);
+    for (size_t k = 0; k < t->regions.n; k++) {
+        const tdx_sumregion *r = &w->f->s.regions.v[t->regions.v[k]],
+                            *v = &s->regions.v[u->regions.v[k]];
+        cr_assert(r->name == v->name && same_ev(&r->start, &v->start, true) &&
+                      same_ev(&r->end, &v->end, true),
+                  "task %llu region %zu differs", (unsigned long long)id, k);
+    }
+    return 0;
+}
+
+static void check_walk(const fixture *f, const uint8_t *p, size_t n) {
+    walked w = {f, 0, 0};
+    tdx_err err;
+    cr_assert_eq(tdx_sumindex_walk_tasks(p, n, 0, (tdx_vgstore *)&f->store, on_walked, &w, &err), 0,
+                 "walk: %s", err.msg);
+    cr_assert_eq(w.n, f->s.tasks.n, "walked %llu tasks of %zu", (unsigned long long)w.n,
+                 f->s.tasks.n);
+}
+
 static void roundtrip(uint64_t seed, size_t ng, size_t ne, size_t nt, bool big) {
     fixture f;
     build(&f, seed, ng, ne, nt, big);
@@ -345,6 +389,7 @@ static void roundtrip(uint64_t seed, size_t ng, size_t ne, size_t nt, bool big) 
     uint64_t tmissing[] = {1, 99, 101, UINT64_MAX, 1ull << 40};
     for (size_t i = 0; i < sizeof tmissing / sizeof *tmissing; i++)
         for (int x = 0; x < 2; x++) cr_assert_eq(check_task(&f, p, n, tmissing[i], x, &kind), 0);
+    check_walk(&f, p, n);
     free(p);
     fixture_free(&f);
 }
@@ -507,6 +552,13 @@ static int damaged_loads(const fixture *f, const uint8_t *p, size_t n) {
                 cr_assert_eq(kind, TDX_EINDEX);
                 failed++;
             }
+    walked w = {f, 0, 0};
+    tdx_err err;
+    tdx_err_clear(&err);
+    if (tdx_sumindex_walk_tasks(c, n, 0, (tdx_vgstore *)&f->store, on_walked, &w, &err)) {
+        cr_assert_eq(err.kind, TDX_EINDEX, "walk: %s", err.msg);
+        failed++;
+    }
     free(c);
     return failed;
 }
@@ -523,7 +575,7 @@ Test(sumindex, truncated) {
         cr_assert_eq(tdx_sumindex_verify(c, len, 0, NULL, &err), -1);
         cr_assert_eq(err.kind, TDX_EINDEX);
         free(c);
-        cr_assert_eq(damaged_loads(&f, p, len), 14, "a load of %zu of %zu bytes did not fail", len,
+        cr_assert_eq(damaged_loads(&f, p, len), 15, "a load of %zu of %zu bytes did not fail", len,
                      n);
     }
     free(p);
