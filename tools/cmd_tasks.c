@@ -257,6 +257,18 @@ static int put_rows(tdx_buf *o, tdx_index *ix, const tdx_taskevents *t, bool jso
     return rc;
 }
 
+/* The end of a listing that ran to rc: the strings it named checked, the JSON closed, the
+ * output flushed (and freed). */
+static int finish(tdx_buf *o, tdx_index *ix, bool json, int rc, tdx_err *err) {
+    if (!rc && tdx_index_strings_ok(ix, err)) rc = -1;
+    if (!rc) {
+        if (json) tdx_buf_printf(o, "]}\n");
+        if (cli_flush_out(o, true)) rc = 1;
+    }
+    tdx_vec_free(o);
+    return rc;
+}
+
 /* --id: the task's line, then its events. */
 static int show_task(tdx_index *ix, const tdx_vgstore *store, const tdx_taskevents *t, bool json,
                      const char *index_path, tdx_err *err) {
@@ -284,14 +296,7 @@ static int show_task(tdx_index *ix, const tdx_vgstore *store, const tdx_taskeven
                        t->rows.n == 1 ? "" : "s", index_path, t->id, "When", "Elapsed", "Goroutine",
                        "Events");
     }
-    int rc = put_rows(&o, ix, t, json, "\n", err);
-    if (!rc && tdx_index_strings_ok(ix, err)) rc = -1;
-    if (!rc) {
-        if (json) tdx_buf_printf(&o, "]}\n");
-        if (cli_flush_out(&o, true)) rc = 1;
-    }
-    tdx_vec_free(&o);
-    return rc;
+    return finish(&o, ix, json, put_rows(&o, ix, t, json, "\n", err), err);
 }
 
 /* The list (--type or a filter), shortest first; with `events` each task's events under it.
@@ -374,14 +379,7 @@ static int show_list(walk *w, tdx_index *ix, tdx_vgstore *store, bool json, bool
         if (json) tdx_buf_printf(&o, "}");
         if (!rc && cli_flush_out(&o, false)) rc = 1;
     }
-    if (got < 0) rc = -1;
-    if (!rc && tdx_index_strings_ok(ix, err)) rc = -1;
-    if (!rc) {
-        if (json) tdx_buf_printf(&o, "]}\n");
-        if (cli_flush_out(&o, true)) rc = 1;
-    }
-    tdx_vec_free(&o);
-    return rc;
+    return finish(&o, ix, json, got < 0 ? -1 : rc, err);
 }
 
 /* --logtext: the tasks that have a log whose category or message contains the text. */

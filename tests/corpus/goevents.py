@@ -99,3 +99,23 @@ def golden_indexes(tdx, testdata, tmp):
         idx = os.path.join(tmp, name + ".tidx")
         run([tdx, "build", trace, "-o", idx], ok=True)
         yield name, idx, events
+
+
+def track_goroutine(recs, ev, inherited):
+    """Go's summary's goroutine records, for a goroutine's state transition ev: a fresh record
+    {"name", "active"} at its creation, in the unnamed region inherited(ev) when its creator is
+    in a region; its name from the outermost frame of its first transition stack. Returns the
+    record and whether the goroutine ended there (NotExist, or blocked forever), or (None,
+    False) for a goroutine without a record."""
+    if ev.old in ("Undetermined", "NotExist"):
+        creator = recs.get(ev.g)
+        rec = {"name": "", "active": []}
+        if creator and creator["active"]:
+            rec["active"] = [inherited(ev)]
+        recs[ev.goid] = rec
+    rec = recs.get(ev.goid)
+    if rec is None:
+        return None, False
+    if rec["name"] == "" and ev.tstack:
+        rec["name"] = ev.tstack[-1][0]
+    return rec, ev.new == "NotExist" or (ev.new == "Waiting" and ev.reason == "forever")

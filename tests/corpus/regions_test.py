@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run, without_section
-from goevents import golden_indexes, parse, parse_dump
+from goevents import golden_indexes, parse, parse_dump, track_goroutine
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 LOG_DIV = math.log(math.pow(10, 1.0 / 5))
@@ -49,18 +49,8 @@ def regions(evs):
 
     for ev in evs:
         if ev.goid is not None and ev.old != ev.new:
-            if ev.old in ("Undetermined", "NotExist"):
-                creator = recs.get(ev.g)
-                rec = {"name": "", "active": []}
-                if creator and creator["active"]:
-                    rec["active"] = [("", ev.time, outermost(ev.stack))]
-                recs[ev.goid] = rec
-            rec = recs.get(ev.goid)
-            if rec is None:
-                continue
-            if rec["name"] == "" and ev.tstack:
-                rec["name"] = ev.tstack[-1][0]
-            if ev.new == "NotExist" or (ev.new == "Waiting" and ev.reason == "forever"):
+            rec, ended = track_goroutine(recs, ev, lambda e: ("", e.time, outermost(e.stack)))
+            if ended:
                 close(rec, ev.time)
         elif ev.kind == "RegionBegin":
             recs[ev.g]["active"].append((ev.rtype, ev.time, outermost(ev.stack)))

@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run
-from goevents import parse
+from goevents import parse, track_goroutine
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 NO_TASK = (1 << 64) - 1
@@ -117,18 +117,9 @@ def task_events(evs):
 
     for ev in evs:
         if ev.goid is not None and ev.old != ev.new:
-            if ev.old in ("Undetermined", "NotExist"):
-                creator = gs.get(ev.g)
-                rec = {"name": "", "active": []}
-                if creator and creator["active"]:
-                    rec["active"] = [None]  # the unnamed region it inherits
-                gs[ev.goid] = rec
-            rec = gs.get(ev.goid)
-            if rec is None:
-                continue
-            if rec["name"] == "" and ev.tstack:
-                rec["name"] = ev.tstack[-1][0]
-            if ev.new == "NotExist" or (ev.new == "Waiting" and ev.reason == "forever"):
+            # the unnamed region a goroutine inherits is None: never a task's
+            rec, ended = track_goroutine(gs, ev, lambda e: None)
+            if ended:
                 if not is_system(rec["name"]):
                     for r in rec["active"]:
                         if r is not None:
