@@ -1363,13 +1363,13 @@ static int walk_tasks(rd *r, tdx_vgstore *store, tdx_sumindex_whole_fn fn, void 
                       tdx_err *err) {
     tdx_summary s;
     tdx_summary_init(&s, store);
-    s.t0 = r->t0;
     xwalk x;
     memset(&x, 0, sizeof x);
     x.r = r;
     tab *t = &r->t[T_TASKS];
     uint64_t nrec = 0;
-    int rc = xwalk_next(&x);
+    int rc = load_fields(r, &s);
+    if (!rc) rc = xwalk_next(&x);
     for (uint64_t k = 0; k < t->nblocks && !rc; k++) {
         cur c;
         rc = cur_open(r, T_TASKS, k, &c);
@@ -1384,8 +1384,7 @@ static int walk_tasks(rd *r, tdx_vgstore *store, tdx_sumindex_whole_fn fn, void 
             nrec++;
             tdx_summary_free(&s);
             tdx_summary_init(&s, store);
-            s.t0 = r->t0;
-            if ((rc = new_task(r, &s, c.key))) break;
+            if ((rc = load_fields(r, &s)) || (rc = new_task(r, &s, c.key))) break;
             tdx_sumtask *task = &s.tasks.v[0];
             task->name = sh.name;
             task->start = tr.start;

@@ -53,10 +53,10 @@ typedef int (*tdx_sumindex_task_fn)(void *ctx, uint64_t id, uint32_t name, const
 int tdx_sumindex_tasks(const uint8_t *p, size_t n, uint64_t base, const tdx_vgstore *store,
                        tdx_sumindex_task_fn fn, void *ctx, tdx_err *err);
 
-/* Calls fn for every task of the summary, by id, with a summary holding that task alone (task
- * 0, its parent and children not filled): its type, TaskBegin and TaskEnd, log count and first
- * log, goroutines and regions. Memory: the largest task's. A non-zero return from fn stops the
- * walk and is returned. */
+/* Calls fn for every task of the summary, by id, with a summary holding the header's fields and
+ * that task alone (task 0, its parent and children not filled): its type, TaskBegin and TaskEnd,
+ * log count and first log, goroutines and regions. Memory: the largest task's. A non-zero return
+ * from fn stops the walk and is returned. */
 typedef int (*tdx_sumindex_whole_fn)(void *ctx, const tdx_summary *s, tdx_err *err);
 int tdx_sumindex_walk_tasks(const uint8_t *p, size_t n, uint64_t base, tdx_vgstore *store,
                             tdx_sumindex_whole_fn fn, void *ctx, tdx_err *err);

@@ -30,6 +30,7 @@ typedef struct tdx_taskevents {
                                   Sync (cmd/trace's taskInterval) */
     int64_t t0;                /* the trace's first event */
     TDX_VEC(tdx_taskrow) rows; /* by time; ties in the page's order */
+    bool found_;               /* (the index has the task) */
 } tdx_taskevents;
 
 /* Fills out (zeroed first) with task id's events. store is the index's viewer store, loaded.
@@ -38,6 +39,11 @@ typedef struct tdx_taskevents {
  * no task id, or -1 with err set. */
 int tdx_taskevents_read(tdx_index *ix, tdx_vgstore *store, uint64_t id, tdx_taskevents *out,
                         tdx_err *err);
+/* The same for tasks[0..n), each with its id set (the rest is overwritten), in one pass over the
+ * blocks their events lie in (each decoded once). Returns 0, 1 when a task is not in the index
+ * (the others are filled), or -1 with err set (then all are freed). */
+int tdx_taskevents_read_all(tdx_index *ix, tdx_vgstore *store, tdx_taskevents *tasks, size_t n,
+                            tdx_err *err);
 void tdx_taskevents_free(tdx_taskevents *t);
 
 /* Go's describeEvent of a row, as the page prints it (Go's quirks kept: "(D 7, parent 0)" for

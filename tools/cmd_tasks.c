@@ -52,8 +52,10 @@ static const char tasks_help[] =
     "described in Go's words, quirks kept: a begin reads 'task \"T\" (D 7, parent 0) begin', a\n"
     "log with a category shows only its message and one without reads 'log (category: ):\n"
     "\"...\"', and a region still open when its goroutine ended ends with that goroutine's\n"
-    "transition ('Running -> NotExist'). A task's events cost a block read each, and its logs\n"
-    "the blocks from its first log to its last: --events of a long list takes a while.\n";
+    "transition ('Running -> NotExist'). --id reads a block for each event and the blocks\n"
+    "from the task's first log to its last; --events reads the blocks holding the events of\n"
+    "every 65536 tasks listed once (all 282,642 requests of the 256 MiB bench trace, 3.6 M\n"
+    "events: 22 s of CPU, 135 MB).\n";
 
 /* ---- the tasks ---- */
 
@@ -336,49 +338,75 @@ static int show_list(walk *w, tdx_index *ix, tdx_vgstore *store, bool json, bool
             tdx_buf_printf(&o, "%14s  %14s  %10s  %s\n\n", "When", "Elapsed", "Goroutine",
                            "Events");
     }
-    int rc = tdx_xsort_rewind(w->sorted, err), got = 0;
+    /* the tasks a batch at a time: with --events, one sweep over the blocks serves a batch */
+    enum { BATCH = 65536 };
+    typedef struct item {
+        uint64_t id;
+        int64_t since, dur;
+        bool complete;
+    } item;
+    item *items = malloc(BATCH * sizeof *items);
+    tdx_taskevents *te = events ? calloc(BATCH, sizeof *te) : NULL;
+    int rc = items && (te || !events) ? tdx_xsort_rewind(w->sorted, err)
+                                      : tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    int got = 1;
     tdx_xrec r;
-    for (uint64_t i = 0; !rc && (got = tdx_xsort_next(w->sorted, &r, err)) == 1; i++) {
-        const uint8_t *p = r.p, *end = r.p + r.n;
-        uint64_t start = 0, complete = 0;
-        int k = tdx_uvarint(p, end, &start);
-        if (k < 0 || tdx_uvarint(p + k, end, &complete) < 0) {
-            rc = tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "tasks: a sorted record is damaged");
-            break;
+    for (uint64_t i = 0; !rc && got == 1;) {
+        size_t nb = 0;
+        while (nb < BATCH && (got = tdx_xsort_next(w->sorted, &r, err)) == 1) {
+            const uint8_t *p = r.p, *end = r.p + r.n;
+            uint64_t start = 0, complete = 0;
+            int k = tdx_uvarint(p, end, &start);
+            if (k < 0 || tdx_uvarint(p + k, end, &complete) < 0) {
+                rc = tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "tasks: a sorted record is damaged");
+                break;
+            }
+            items[nb++] =
+                (item){r.k2, tdx_unzigzag(start), (int64_t)(r.k1 ^ TDX_XSORT_SIGN), complete != 0};
         }
-        int64_t since = tdx_unzigzag(start), dur = (int64_t)(r.k1 ^ TDX_XSORT_SIGN);
-        uint64_t id = r.k2;
-        if (json) {
-            tdx_buf_printf(&o,
-                           "%s\n{\"id\": %" PRIu64 ", \"start_ns\": %" PRId64
-                           ", \"duration_ns\": %" PRId64 ", \"complete\": %s",
-                           i ? "," : "", id, since, dur, complete ? "true" : "false");
-        } else {
-            cli_duration(d, sizeof d, dur);
-            /* Go's "%2.9fs": seconds since the trace's first event */
-            tdx_buf_printf(&o, "%13.9fs  ", (double)since / 1e9);
-            cli_pad(&o, d, strlen(d), 14, true);
-            tdx_buf_printf(&o, "  %12" PRIu64 "  %s\n", id, complete ? "complete" : "incomplete");
-        }
-        if (events) {
-            tdx_taskevents te;
-            int e = tdx_taskevents_read(ix, store, id, &te, err);
-            if (e > 0) e = tdx_index_corrupt(err, ix->sec[TDX_SEC_SUMMARY].off, "SUMMARY");
+        if (rc || got < 0) break;
+        if (events && nb) {
+            for (size_t k = 0; k < nb; k++) te[k].id = items[k].id;
+            int e = tdx_taskevents_read_all(ix, store, te, nb, err);
+            if (e > 0) { /* SUMMARY listed it: its record must be there */
+                for (size_t k = 0; k < nb; k++) tdx_taskevents_free(&te[k]);
+                e = tdx_index_corrupt(err, ix->sec[TDX_SEC_SUMMARY].off, "SUMMARY");
+            }
             if (e < 0) {
                 rc = -1;
                 break;
             }
-            if (json) tdx_buf_printf(&o, ", \"events\": [");
-            rc = put_rows(&o, ix, &te, json, "\n ", err);
-            if (json)
-                tdx_buf_printf(&o, "]");
-            else
-                tdx_buf_printf(&o, "\n");
-            tdx_taskevents_free(&te);
         }
-        if (json) tdx_buf_printf(&o, "}");
-        if (!rc && cli_flush_out(&o, false)) rc = 1;
+        for (size_t k = 0; k < nb; k++, i++) {
+            const item *x = &items[k];
+            if (!rc && json) {
+                tdx_buf_printf(&o,
+                               "%s\n{\"id\": %" PRIu64 ", \"start_ns\": %" PRId64
+                               ", \"duration_ns\": %" PRId64 ", \"complete\": %s",
+                               i ? "," : "", x->id, x->since, x->dur,
+                               x->complete ? "true" : "false");
+            } else if (!rc) {
+                cli_duration(d, sizeof d, x->dur);
+                /* Go's "%2.9fs": seconds since the trace's first event */
+                tdx_buf_printf(&o, "%13.9fs  ", (double)x->since / 1e9);
+                cli_pad(&o, d, strlen(d), 14, true);
+                tdx_buf_printf(&o, "  %12" PRIu64 "  %s\n", x->id,
+                               x->complete ? "complete" : "incomplete");
+            }
+            if (events) {
+                if (!rc) {
+                    if (json) tdx_buf_printf(&o, ", \"events\": [");
+                    rc = put_rows(&o, ix, &te[k], json, "\n ", err);
+                    tdx_buf_printf(&o, json ? "]" : "\n");
+                }
+                tdx_taskevents_free(&te[k]);
+            }
+            if (!rc && json) tdx_buf_printf(&o, "}");
+            if (!rc && cli_flush_out(&o, false)) rc = 1;
+        }
     }
+    free(items);
+    free(te);
     return finish(&o, ix, json, got < 0 ? -1 : rc, err);
 }
 

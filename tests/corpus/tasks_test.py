@@ -9,9 +9,12 @@
 - `tasks --id N --json` for every task of those traces: its events (begin, end, logs, its
   regions' begins and ends), their times, gaps, goroutines and Go's descriptions, against a model
   of Go's summary and /usertask page over events.txt (below), and the text's columns;
+- a 5 MiB tracegen trace: `--complete --events` (2687 tasks: more than a batch of tasks loaded
+  one by one, so read by one walk over the task records), `--incomplete --events` and a
+  `--logtext` of a request id, against the model over our own `dump --events`;
 - a trace given instead of its index, a spill budget of 1 byte, and the command line's errors.
 
-usage: tasks_test.py TRACEIDX REPO_TESTDATA
+usage: tasks_test.py TRACEIDX REPO_TESTDATA TRACEGEN
 """
 import json
 import math
@@ -22,9 +25,9 @@ import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run
-from goevents import parse, track_goroutine
+from goevents import parse, parse_dump, track_goroutine
 
-TDX, OURS = sys.argv[1], sys.argv[2]
+TDX, OURS, TRACEGEN = sys.argv[1], sys.argv[2], sys.argv[3]
 NO_TASK = (1 << 64) - 1
 LOG_DIV = math.log(math.pow(10, 1.0 / 5))
 
@@ -428,6 +431,34 @@ def check_basic(tmp):
         fail("tasks TRACE differs from tasks INDEX")
 
 
+def check_tracegen(tmp):
+    """Many tasks at once (taskevents.c plans a batch of WALK_FROM = 2048 or more by one walk over
+    SUMMARY's task records, fewer by a load each), on a generated trace, against the model."""
+    trace, idx = os.path.join(tmp, "tg.trace"), os.path.join(tmp, "tg.tidx")
+    run([TRACEGEN, "--size", "5MiB", "--seed", "3", "--gen-ms", "25", "--logs", "2", "--quiet",
+         "-o", trace], ok=True)
+    run([TDX, "build", trace, "-o", idx, "--quiet"], ok=True)
+    want, texts = task_events(parse_dump(TDX, trace, tmp))
+    rows = sorted(want.values(), key=lambda r: (r["duration_ns"], r["id"]))
+    words = [w for r in rows for w in texts[r["id"]] if w.startswith("req=")]
+    probe = words[len(words) // 2].split()[0]
+    for args, sel in [(["--complete"], [r for r in rows if r["complete"]]),
+                      (["--incomplete"], [r for r in rows if not r["complete"]]),
+                      (["--logtext", probe],
+                       [r for r in rows if any(probe in w for w in texts[r["id"]])])]:
+        got = tasks(idx, "--events", *args)["tasks"]
+        if [t["id"] for t in got] != [r["id"] for r in sel]:
+            fail("tracegen: tasks %s lists other tasks" % args)
+        for t, r in zip(got, sel):
+            if t["events"] != r["events"] or t["duration_ns"] != r["duration_ns"]:
+                fail("tracegen: tasks %s --events: task %d:\n%s\nwanted:\n%s" % (
+                    args, r["id"], t, r))
+        print("tracegen: tasks %s --events: %d tasks, %d events" % (
+            " ".join(args), len(got), sum(len(t["events"]) for t in got)))
+    if sum(r["complete"] for r in rows) < 2048:
+        fail("tracegen: too few complete tasks to take the walk")
+
+
 def check_cli(tmp):
     idx = os.path.join(tmp, "basic.tidx")
     if "usage: traceidx tasks" not in run([TDX, "tasks", "--help"], ok=True).stdout.decode():
@@ -455,6 +486,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         check_basic(tmp)
         check_cli(tmp)
+        check_tracegen(tmp)
         golden = os.path.join(TESTDATA, "golden")
         if not os.path.isdir(golden):
             print("SKIP: %s not found: Go's traces with tasks not checked" % golden)
