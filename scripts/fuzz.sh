@@ -9,14 +9,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${TRACEIDX_TESTDATA:-$ROOT/../shared/testdata}
 C=$B/fuzz-corpus F=$B/fuzz-findings
 mkdir -p "$C/trace" "$C/index" "$F/trace" "$F/index" "$B/fuzz-tmp"
-for f in "$ROOT"/testdata/*/*.test "$ROOT"/testdata/fuzz/trace/*; do
+for f in "$ROOT"/testdata/*/*.test "$ROOT"/testdata/regress/trace/*; do
     [ -f "$f" ] && cp "$f" "$C/trace/"
 done
 for f in "$C"/trace/*; do
     "$B/tools/traceidx" build --quiet --partial -j 1 -o "$C/index/$(basename "$f").tidx" "$f" \
         >/dev/null 2>&1
 done
-[ -d "$ROOT/testdata/fuzz/index" ] && cp "$ROOT"/testdata/fuzz/index/* "$C/index/" 2>/dev/null
+[ -d "$ROOT/testdata/regress/index" ] && cp "$ROOT"/testdata/regress/index/* "$C/index/" 2>/dev/null
 extra=""
 for d in go-tests go-tests-bin fuzz seed; do
     [ -d "$SHARED/$d" ] && extra="$extra $SHARED/$d"
