@@ -1291,7 +1291,73 @@ int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewq
     return rc;
 }
 
+int tdx_sumindex_load_task(const uint8_t *p, size_t n, uint64_t base, uint64_t id, tdx_summary *s,
+                           tdx_err *err) {
+    rd r;
+    if (rd_open(&r, p, n, base, err)) return -1;
+    r.nstr = tdx_vgstore_nstrings(s->store);
+    r.nnodes = tdx_vgstore_nnodes(s->store);
+    bool found = false, hp = false;
+    uint64_t pid = 0;
+    int rc = load_fields(&r, s);
+    if (!rc) rc = new_task(&r, s, id);
+    if (!rc) rc = fill_task(&r, s, 0, &found, &hp, &pid);
+    if (!rc && found) {
+        xctx x = {s, 0};
+        rc = find_all(&r, T_TASKX, id, skip_taskx, take_taskx, &x);
+    }
+    if (!rc && !found) { /* not there (nothing was filled): no task at all */
+        s->tasks.n = 0;
+        tdx_hmap_clear(&s->t_idx);
+    }
+    rd_free(&r);
+    return rc;
+}
+
 /* ---- the task table, whole ---- */
+
+/* Every TASKS record in id order, through rec with its key, decoded record (events with their
+ * stacks) and shape; a non-zero return from rec stops the loop and is returned. */
+typedef int (*task_rec_fn)(rd *r, void *ctx, uint64_t id, const trec *x, const shape *sh);
+
+static int each_task(rd *r, task_rec_fn rec, void *ctx) {
+    tab *t = &r->t[T_TASKS];
+    uint64_t nrec = 0;
+    int rc = 0;
+    for (uint64_t k = 0; k < t->nblocks && !rc; k++) {
+        cur c;
+        rc = cur_open(r, T_TASKS, k, &c);
+        trec x = {.pt = r->t0}; /* delta chains restart with each block */
+        while (!rc && cur_next(&c)) {
+            if (dec_task(r, &c, &x, false) || c.bad) {
+                rc = c.bad ? corrupt(r, c.at) : -1;
+                break;
+            }
+            shape sh;
+            if ((rc = task_shape(r, &x, c.at, &sh))) break;
+            x.start.stack = sh.a;
+            x.end.stack = (uint32_t)sh.b;
+            nrec++;
+            rc = rec(r, ctx, c.key, &x, &sh);
+        }
+        if (!rc && !cur_done(&c)) rc = corrupt(r, c.at);
+        cur_close(&c);
+    }
+    if (!rc && nrec != t->nrec) rc = corrupt(r, r->p + SH_TABLES + (size_t)T_TASKS * TR_SIZE);
+    return rc;
+}
+
+typedef struct task_cb {
+    tdx_sumindex_task_fn fn;
+    void *ctx;
+    tdx_err *err;
+} task_cb;
+
+static int task_rec(rd *r, void *ctx, uint64_t id, const trec *x, const shape *sh) {
+    (void)r;
+    task_cb *cb = ctx;
+    return cb->fn(cb->ctx, id, sh->name, &x->start, &x->end, cb->err);
+}
 
 int tdx_sumindex_tasks(const uint8_t *p, size_t n, uint64_t base, const tdx_vgstore *store,
                        tdx_sumindex_task_fn fn, void *ctx, tdx_err *err) {
@@ -1299,29 +1365,8 @@ int tdx_sumindex_tasks(const uint8_t *p, size_t n, uint64_t base, const tdx_vgst
     if (rd_open(&r, p, n, base, err)) return -1;
     r.nstr = tdx_vgstore_nstrings(store);
     r.nnodes = tdx_vgstore_nnodes(store);
-    tab *t = &r.t[T_TASKS];
-    uint64_t nrec = 0;
-    int rc = 0;
-    for (uint64_t k = 0; k < t->nblocks && !rc; k++) {
-        cur c;
-        rc = cur_open(&r, T_TASKS, k, &c);
-        trec x = {.pt = r.t0}; /* delta chains restart with each block */
-        while (!rc && cur_next(&c)) {
-            if (dec_task(&r, &c, &x, false) || c.bad) {
-                rc = c.bad ? corrupt(&r, c.at) : -1;
-                break;
-            }
-            shape sh;
-            if ((rc = task_shape(&r, &x, c.at, &sh))) break;
-            x.start.stack = sh.a;
-            x.end.stack = (uint32_t)sh.b;
-            nrec++;
-            if ((rc = fn(ctx, c.key, sh.name, &x.start, &x.end, err))) break;
-        }
-        if (!rc && !cur_done(&c)) rc = corrupt(&r, c.at);
-        cur_close(&c);
-    }
-    if (!rc && nrec != t->nrec) rc = corrupt(&r, r.p + SH_TABLES + (size_t)T_TASKS * TR_SIZE);
+    task_cb cb = {fn, ctx, err};
+    int rc = each_task(&r, task_rec, &cb);
     rd_free(&r);
     return rc;
 }
@@ -1359,58 +1404,50 @@ static int xwalk_next(xwalk *w) {
 }
 
 /* TASKS and TASKX in step (both by task id): every TASKX record must follow its task's. */
+typedef struct walk {
+    xwalk x;
+    tdx_summary s; /* the task at hand */
+    tdx_sumindex_whole_fn fn;
+    void *ctx;
+    tdx_err *err;
+} walk;
+
+static int walk_rec(rd *r, void *ctx, uint64_t id, const trec *x, const shape *sh) {
+    walk *w = ctx;
+    tdx_vgstore *store = w->s.store;
+    tdx_summary_free(&w->s);
+    tdx_summary_init(&w->s, store);
+    int rc = load_fields(r, &w->s);
+    if (rc || (rc = new_task(r, &w->s, id))) return rc;
+    tdx_sumtask *task = &w->s.tasks.v[0];
+    task->name = sh->name;
+    task->start = x->start;
+    task->end = x->end;
+    /* a TASKX record of a task TASKS lacks: damage */
+    if (w->x.have && w->x.c.key < id) return corrupt(r, w->x.c.at);
+    xctx xc = {&w->s, 0};
+    while (!rc && w->x.have && w->x.c.key == id) {
+        rc = take_taskx(r, &w->x.c, &xc);
+        if (!rc && w->x.c.bad) rc = corrupt(r, w->x.c.at);
+        if (!rc) rc = xwalk_next(&w->x);
+    }
+    return rc ? rc : w->fn(w->ctx, &w->s, w->err);
+}
+
 static int walk_tasks(rd *r, tdx_vgstore *store, tdx_sumindex_whole_fn fn, void *ctx,
                       tdx_err *err) {
-    tdx_summary s;
-    tdx_summary_init(&s, store);
-    xwalk x;
-    memset(&x, 0, sizeof x);
-    x.r = r;
-    tab *t = &r->t[T_TASKS];
-    uint64_t nrec = 0;
-    int rc = load_fields(r, &s);
-    if (!rc) rc = xwalk_next(&x);
-    for (uint64_t k = 0; k < t->nblocks && !rc; k++) {
-        cur c;
-        rc = cur_open(r, T_TASKS, k, &c);
-        trec tr = {.pt = r->t0};
-        while (!rc && cur_next(&c)) {
-            if (dec_task(r, &c, &tr, false) || c.bad) {
-                rc = c.bad ? corrupt(r, c.at) : -1;
-                break;
-            }
-            shape sh;
-            if ((rc = task_shape(r, &tr, c.at, &sh))) break;
-            nrec++;
-            tdx_summary_free(&s);
-            tdx_summary_init(&s, store);
-            if ((rc = load_fields(r, &s)) || (rc = new_task(r, &s, c.key))) break;
-            tdx_sumtask *task = &s.tasks.v[0];
-            task->name = sh.name;
-            task->start = tr.start;
-            task->start.stack = sh.a;
-            task->end = tr.end;
-            task->end.stack = (uint32_t)sh.b;
-            /* a TASKX record of a task TASKS lacks: damage */
-            if (x.have && x.c.key < c.key) {
-                rc = corrupt(r, x.c.at);
-                break;
-            }
-            xctx xc = {&s, 0};
-            while (!rc && x.have && x.c.key == c.key) {
-                rc = take_taskx(r, &x.c, &xc);
-                if (!rc && x.c.bad) rc = corrupt(r, x.c.at);
-                if (!rc) rc = xwalk_next(&x);
-            }
-            if (!rc) rc = fn(ctx, &s, err);
-        }
-        if (!rc && !cur_done(&c)) rc = corrupt(r, c.at);
-        cur_close(&c);
-    }
-    if (!rc && x.have) rc = corrupt(r, x.c.at);
-    if (!rc && nrec != t->nrec) rc = corrupt(r, r->p + SH_TABLES + (size_t)T_TASKS * TR_SIZE);
-    if (x.open) cur_close(&x.c);
-    tdx_summary_free(&s);
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.x.r = r;
+    w.fn = fn;
+    w.ctx = ctx;
+    w.err = err;
+    tdx_summary_init(&w.s, store);
+    int rc = xwalk_next(&w.x);
+    if (!rc) rc = each_task(r, walk_rec, &w);
+    if (!rc && w.x.have) rc = corrupt(r, w.x.c.at);
+    if (w.x.open) cur_close(&w.x.c);
+    tdx_summary_free(&w.s);
     return rc;
 }
 

@@ -40,6 +40,12 @@ int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err);
 int tdx_sumindex_load(const uint8_t *p, size_t n, uint64_t base, const tdx_viewquery *q,
                       tdx_summary *s, tdx_err *err);
 
+/* Fills `s`, freshly initialized over the store, with the header's fields and task `id` alone
+ * (task 0; its children as records with just their id, its parent not filled), with its log
+ * count and first log, goroutines and regions; no task when the index has none of that id. */
+int tdx_sumindex_load_task(const uint8_t *p, size_t n, uint64_t base, uint64_t id, tdx_summary *s,
+                           tdx_err *err);
+
 /* Only the header's fields of ix's SUMMARY (events, first time, the last Sync and the events up
  * to it): where a time window or split range ends. */
 struct tdx_index;

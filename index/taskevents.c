@@ -105,12 +105,11 @@ static int plan_from(sweep *w, const tdx_summary *s, const tdx_sumtask *t, uint3
     return 0;
 }
 
-/* Task i, loaded alone (a goroutine-oriented task query's load: the task with its regions). */
+/* Task i, loaded alone. */
 static int plan_one(sweep *w, tdx_vgstore *store, const uint8_t *p, size_t len, uint32_t i) {
     tdx_summary s;
     tdx_summary_init(&s, store);
-    tdx_viewquery q = {.has_taskid = true, .taskid = w->tasks[i].id};
-    int rc = tdx_sumindex_load(p, len, w->sum_off, &q, &s, w->err);
+    int rc = tdx_sumindex_load_task(p, len, w->sum_off, w->tasks[i].id, &s, w->err);
     if (!rc) {
         uint32_t ti = tdx_summary_task(&s, w->tasks[i].id);
         if (ti != TDX_SUM_NONE) rc = plan_from(w, &s, &s.tasks.v[ti], i);

@@ -84,6 +84,15 @@ typedef struct walk {
     tdx_buf pay;
 } walk;
 
+/* cmd/trace's taskInterval: a missing begin is the trace's first event, a missing end its end;
+ * *a gets the start, *d the duration. Whether the task is complete. */
+static bool span(const walk *w, const tdx_sumev *start, const tdx_sumev *end, int64_t *a,
+                 int64_t *d) {
+    *a = start->present ? start->time : w->t0;
+    *d = tdx_wsub(end->present ? end->time : w->tend, *a);
+    return start->present && end->present;
+}
+
 static bool contains(tdx_str hay, tdx_str needle) {
     return needle.n <= hay.n && memmem(hay.p, hay.n, needle.p, needle.n) != NULL;
 }
@@ -115,9 +124,8 @@ static int list_add(walk *w, uint64_t id, int64_t a, int64_t d, bool complete, t
 static int on_whole_task(void *ctx, const tdx_summary *s, tdx_err *err) {
     walk *w = ctx;
     const tdx_sumtask *t = &s->tasks.v[0];
-    bool complete = t->start.present && t->end.present;
-    int64_t a = t->start.present ? t->start.time : w->t0;
-    int64_t d = tdx_wsub(t->end.present ? t->end.time : w->tend, a);
+    int64_t a, d;
+    bool complete = span(w, &t->start, &t->end, &a, &d);
     if (!wanted(w, t->name, complete, d)) return 0;
     bool hit = tdx_hmap_get(&w->log_hits, t->id) != TDX_HMAP_EMPTY ||
                contains(tdx_vgstore_str(w->store, t->name), w->text);
@@ -129,9 +137,8 @@ static int on_whole_task(void *ctx, const tdx_summary *s, tdx_err *err) {
 static int on_task(void *ctx, uint64_t id, uint32_t name, const tdx_sumev *start,
                    const tdx_sumev *end, tdx_err *err) {
     walk *w = ctx;
-    bool complete = start->present && end->present;
-    int64_t a = start->present ? start->time : w->t0, b = end->present ? end->time : w->tend;
-    int64_t d = tdx_wsub(b, a);
+    int64_t a, d;
+    bool complete = span(w, start, end, &a, &d);
     if (w->one) return wanted(w, name, complete, d) ? list_add(w, id, a, d, complete, err) : 0;
     int ins;
     uint32_t *slot = tdx_hmap_upsert(&w->by_name, name, (uint32_t)w->types.n, &ins);
@@ -388,7 +395,10 @@ static int show_list(walk *w, tdx_index *ix, tdx_vgstore *store, bool json, bool
             } else if (!rc) {
                 cli_duration(d, sizeof d, x->dur);
                 /* Go's "%2.9fs": seconds since the trace's first event */
-                tdx_buf_printf(&o, "%13.9fs  ", (double)x->since / 1e9);
+                char when[48];
+                when_text(when, sizeof when, x->since);
+                cli_pad(&o, when, strlen(when), 13, true);
+                tdx_buf_printf(&o, "s  ");
                 cli_pad(&o, d, strlen(d), 14, true);
                 tdx_buf_printf(&o, "  %12" PRIu64 "  %s\n", x->id,
                                x->complete ? "complete" : "incomplete");

@@ -330,6 +330,30 @@ typedef struct walked {
     uint64_t n, last;
 } walked;
 
+/* Task 0 of s as the complete summary has it: type, events, logs, goroutines, regions. */
+static void same_whole(const fixture *f, const tdx_summary *s) {
+    uint64_t id = s->tasks.v[0].id;
+    uint32_t x = tdx_summary_task(&f->s, id);
+    cr_assert_neq(x, TDX_SUM_NONE, "task %llu is not the summary's", (unsigned long long)id);
+    cr_assert_eq(s->t0, f->s.t0);
+    cr_assert_eq(s->valid_end, f->s.valid_end);
+    const tdx_sumtask *t = &f->s.tasks.v[x], *u = &s->tasks.v[0];
+    cr_assert_eq(t->name, u->name);
+    cr_assert(same_ev(&t->start, &u->start, true) && same_ev(&t->end, &u->end, true));
+    cr_assert_eq(t->nlogs, u->nlogs);
+    cr_assert(same_ev(&t->first_log, &u->first_log, false));
+    cr_assert_eq(t->goroutines.n, u->goroutines.n);
+    cr_assert_eq(t->regions.n, u->regions.n, "task %llu: %zu regions, want %zu",
+                 (unsigned long long)id, u->regions.n, t->regions.n);
+    for (size_t k = 0; k < t->regions.n; k++) {
+        const tdx_sumregion *r = &f->s.regions.v[t->regions.v[k]],
+                            *v = &s->regions.v[u->regions.v[k]];
+        cr_assert(r->name == v->name && same_ev(&r->start, &v->start, true) &&
+                      same_ev(&r->end, &v->end, true),
+                  "task %llu region %zu differs", (unsigned long long)id, k);
+    }
+}
+
 static int on_walked(void *ctx, const tdx_summary *s, tdx_err *err) {
     (void)err;
     walked *w = ctx;
@@ -339,24 +363,26 @@ static int on_walked(void *ctx, const tdx_summary *s, tdx_err *err) {
               (unsigned long long)w->last);
     w->last = id;
     w->n++;
-    uint32_t x = tdx_summary_task(&w->f->s, id);
-    cr_assert_neq(x, TDX_SUM_NONE, "task %llu is not the summary's", (unsigned long long)id);
-    const tdx_sumtask *t = &w->f->s.tasks.v[x], *u = &s->tasks.v[0];
-    cr_assert_eq(t->name, u->name);
-    cr_assert(same_ev(&t->start, &u->start, true) && same_ev(&t->end, &u->end, true));
-    cr_assert_eq(t->nlogs, u->nlogs);
-    cr_assert(same_ev(&t->first_log, &u->first_log, false));
-    cr_assert_eq(t->goroutines.n, u->goroutines.n);
-    cr_assert_eq(t->regions.n, u->regions.n, "task %llu: %zu regions, want %zu",
-                 (unsigned long long)id, u->regions.n, t->regions.n);
-    for (size_t k = 0; k < t->regions.n; k++) {
-        const tdx_sumregion *r = &w->f->s.regions.v[t->regions.v[k]],
-                            *v = &s->regions.v[u->regions.v[k]];
-        cr_assert(r->name == v->name && same_ev(&r->start, &v->start, true) &&
-                      same_ev(&r->end, &v->end, true),
-                  "task %llu region %zu differs", (unsigned long long)id, k);
-    }
+    same_whole(w->f, s);
     return 0;
+}
+
+/* tdx_sumindex_load_task: each task alone, and no task for an id the summary lacks. */
+static void check_load_task(const fixture *f, const uint8_t *p, size_t n) {
+    tdx_err err;
+    for (size_t i = 0; i <= f->s.tasks.n; i++) {
+        tdx_summary one;
+        tdx_summary_init(&one, (tdx_vgstore *)&f->store);
+        uint64_t id = i < f->s.tasks.n ? f->s.tasks.v[i].id : 99999999;
+        cr_assert_eq(tdx_sumindex_load_task(p, n, 0, id, &one, &err), 0, "load: %s", err.msg);
+        if (i < f->s.tasks.n) {
+            cr_assert_eq(one.tasks.n ? one.tasks.v[0].id : 0, id);
+            same_whole(f, &one);
+        } else {
+            cr_assert_eq(one.tasks.n, 0);
+        }
+        tdx_summary_free(&one);
+    }
 }
 
 static void check_walk(const fixture *f, const uint8_t *p, size_t n) {
@@ -390,6 +416,7 @@ static void roundtrip(uint64_t seed, size_t ng, size_t ne, size_t nt, bool big) 
     for (size_t i = 0; i < sizeof tmissing / sizeof *tmissing; i++)
         for (int x = 0; x < 2; x++) cr_assert_eq(check_task(&f, p, n, tmissing[i], x, &kind), 0);
     check_walk(&f, p, n);
+    check_load_task(&f, p, n);
     free(p);
     fixture_free(&f);
 }
