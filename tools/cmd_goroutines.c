@@ -12,6 +12,7 @@
 #include "index/extsort.h"
 #include "index/gsindex.h"
 #include "index/reader.h"
+#include "tools/stattable.h"
 
 static const char goroutines_help[] =
     "usage: traceidx goroutines TRACE|INDEX [--name NAME [--sort COLUMN]] [--json] [-j N]\n"
@@ -43,11 +44,6 @@ static const char goroutines_help[] =
     "depends on Go map iteration (ties), goroutines go by id and groups by name. Where Go's\n"
     "summary would crash (a range begun on a goroutine after it blocked forever), the event is\n"
     "counted as any other.\n";
-
-#define FIXED_COLS 5
-static const char *const fixed_cols[FIXED_COLS] = {"Execution time", "Sched wait time",
-                                                   "Syscall execution time", "Block time (syscall)",
-                                                   "Unknown time"};
 
 /* ---- collecting ---- */
 
@@ -237,411 +233,96 @@ out:
 
 /* ---- one group (/goroutine?name=) ---- */
 
-/* A goroutine of the group, as the tables show it; its column values are the group's `vals`
- * (one per column) and `rvals` (one per range name). */
-typedef struct row {
-    int64_t id, creation, start, end, total;
-    bool has_range; /* a range time sum that is not 0 (Go's HasRangeTime) */
-} row;
+/* The group's goroutines as the table's rows; computed, every goroutine's execution time adds
+ * to all_exec on the first pass. */
+typedef struct members {
+    source *src;
+    int64_t all_exec;
+    bool count_all;
+} members;
 
-/* The group: its columns, then its rows through an external sort (by the --sort column, then
- * id), so that memory does not grow with the group (3.2 M goroutines in the 4 GiB bench trace's
- * largest). */
-typedef struct grp {
-    TDX_VEC(tdx_str) cols;   /* Go's order: "Execution time", then by bytes */
-    TDX_VEC(uint32_t) rcols; /* range names, by bytes */
-    tdx_buf names;           /* the "Block time (reason)" texts */
-    TDX_VEC(size_t) name_off;
-    int sort_col; /* -1: Total */
-    tdx_xsort *rows;
-    uint64_t nrows;
-    int64_t exec;     /* the group's execution time */
-    size_t *width[2]; /* text: the breakdown's and the special ranges' column widths */
-    /* the row at hand (being added, or read back) */
-    row cur;
-    int64_t *vals, *rvals;
-    tdx_buf pay;
-} grp;
-
-static int col_cmp(const void *pa, const void *pb) {
-    tdx_str a = *(const tdx_str *)pa, b = *(const tdx_str *)pb;
-    tdx_str first = cstr(fixed_cols[0]);
-    bool fa = !tdx_str_cmp(a, first), fb = !tdx_str_cmp(b, first);
-    if (fa != fb) return fa ? -1 : 1;
-    return tdx_str_cmp(a, b);
+static int members_rewind(void *ctx, tdx_err *err) {
+    return member_rewind(((members *)ctx)->src, err);
 }
 
-static int rcol_cmp(const void *pa, const void *pb, void *ctx) {
-    const source *src = ctx;
-    return tdx_str_cmp(src_str(src, *(const uint32_t *)pa), src_str(src, *(const uint32_t *)pb));
-}
-
-/* The column labelled `label` (columns are sorted: a binary search), or -1. */
-static int col_index(const grp *G, tdx_str label) {
-    const tdx_str *hit = bsearch(&label, G->cols.v, G->cols.n, sizeof *G->cols.v, col_cmp);
-    return hit ? (int)(hit - G->cols.v) : -1;
-}
-
-/* "Block time (reason)" of reason id r, in buf. */
-static tdx_str block_label(const source *src, uint32_t r, tdx_buf *buf) {
-    tdx_str t = src_str(src, r);
-    buf->n = 0;
-    tdx_buf_printf(buf, "Block time (%.*s)", (int)t.n, (const char *)t.p);
-    return (tdx_str){buf->v, (uint32_t)buf->n};
-}
-
-static void grp_free(grp *G) {
-    tdx_vec_free(&G->cols);
-    tdx_vec_free(&G->rcols);
-    tdx_vec_free(&G->names);
-    tdx_vec_free(&G->name_off);
-    tdx_xsort_free(G->rows);
-    free(G->width[0]);
-    free(G->width[1]);
-    free(G->vals);
-    free(G->rvals);
-    tdx_vec_free(&G->pay);
-}
-
-/* Keys are looked up in hash maps: a crafted index may hold many distinct ones. */
-typedef struct keymaps {
-    tdx_hmap reason_col, range_pos;
-    TDX_VEC(uint32_t) reasons;
-} keymaps;
-
-static void keymaps_free(keymaps *k) {
-    tdx_hmap_free(&k->reason_col);
-    tdx_hmap_free(&k->range_pos);
-    tdx_vec_free(&k->reasons);
-}
-
-/* Pass 1 over the group's goroutines: its columns (every key any of them has), and how many
- * there are. Computed statistics give every goroutine's execution time on the way; stored ones
- * the header. */
-static int load_columns(source *src, grp *G, keymaps *K, int64_t *all_exec, tdx_err *err) {
-    tdx_gostat g;
-    tdx_buf lab = {0};
-    int rc, ins;
-    *all_exec = src->stored ? src->gx.exec : 0;
-    if (member_rewind(src, err)) return -1;
-    while ((rc = member_next(src, &g, src->stored ? NULL : all_exec, err)) == 1) {
-        G->nrows++;
-        for (size_t i = 0; i < g.nblock; i++) {
-            if (!tdx_hmap_upsert(&K->reason_col, g.block[i].key, 0, &ins)) goto oom;
-            if (ins && tdx_vec_push(&K->reasons, g.block[i].key)) goto oom;
-        }
-        for (size_t i = 0; i < g.nrange; i++) {
-            if (!tdx_hmap_upsert(&K->range_pos, g.range[i].key, 0, &ins)) goto oom;
-            if (ins && tdx_vec_push(&G->rcols, g.range[i].key)) goto oom;
-        }
-    }
-    if (rc < 0) return -1;
-    if (!G->nrows) return 0;
-    /* the reason texts live in G->names; their tdx_str made once it stops growing */
-    for (size_t k = 0; k < K->reasons.n; k++) {
-        tdx_str l = block_label(src, K->reasons.v[k], &lab);
-        if (tdx_vec_push(&G->name_off, G->names.n) || tdx_buf_append(&G->names, l.p, l.n)) goto oom;
-    }
-    tdx_vec_free(&lab);
-    for (int i = 0; i < FIXED_COLS; i++)
-        if (tdx_vec_push(&G->cols, cstr(fixed_cols[i]))) goto oom;
-    for (size_t k = 0; k < K->reasons.n; k++) {
-        size_t a = G->name_off.v[k], b = k + 1 < K->reasons.n ? G->name_off.v[k + 1] : G->names.n;
-        if (tdx_vec_push(&G->cols, ((tdx_str){G->names.v + a, (uint32_t)(b - a)}))) goto oom;
-    }
-    /* Go's order, each label once (a reason "syscall" shares Block time (syscall)) */
-    qsort(G->cols.v, G->cols.n, sizeof *G->cols.v, col_cmp);
-    size_t u = 0;
-    for (size_t i = 0; i < G->cols.n; i++)
-        if (!u || tdx_str_cmp(G->cols.v[u - 1], G->cols.v[i])) G->cols.v[u++] = G->cols.v[i];
-    G->cols.n = u;
-    for (size_t k = 0; k < K->reasons.n; k++) {
-        size_t a = G->name_off.v[k], b = k + 1 < K->reasons.n ? G->name_off.v[k + 1] : G->names.n;
-        int c = col_index(G, (tdx_str){G->names.v + a, (uint32_t)(b - a)});
-        if (c < 0 || tdx_hmap_put(&K->reason_col, K->reasons.v[k], (uint32_t)c)) goto oom;
-    }
-    if (G->rcols.n) qsort_r(G->rcols.v, G->rcols.n, sizeof *G->rcols.v, rcol_cmp, src);
-    for (size_t k = 0; k < G->rcols.n; k++)
-        if (tdx_hmap_put(&K->range_pos, G->rcols.v[k], (uint32_t)k)) goto oom;
-    /* the row at hand (at least one value each, so that calloc never gets 0) */
-    if (!(G->vals = calloc(G->cols.n, sizeof *G->vals)) ||
-        !(G->rvals = calloc(G->rcols.n + 1, sizeof *G->rvals)))
-        goto oom;
-    return 0;
-oom:
-    tdx_vec_free(&lab);
-    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-}
-
-/* One of group_text's two tables: the breakdown (ranges false) or the special ranges. */
-static size_t table_cols(const grp *G, bool ranges) {
-    return 2 + (ranges ? G->rcols.n : G->cols.n);
-}
-
-static tdx_str table_head(const source *src, const grp *G, bool ranges, size_t c) {
-    if (c < 2) return cstr(c ? "Total" : "Goroutine");
-    return ranges ? src_str(src, G->rcols.v[c - 2]) : G->cols.v[c - 2];
-}
-
-/* Cell c of the row at hand into buf (64 bytes); false when the table leaves the row out (a
- * goroutine with no range time in the special ranges). */
-static bool table_cell(const grp *G, bool ranges, size_t c, char *buf) {
-    if (ranges && !G->cur.has_range) return false;
-    if (c == 0)
-        snprintf(buf, 64, "%" PRId64, G->cur.id);
-    else if (c == 1)
-        put_dur(buf, 64, G->cur.total);
-    else
-        put_dur(buf, 64, ranges ? G->rvals[c - 2] : G->vals[c - 2]);
-    return true;
-}
-
-/* Widens the text tables' columns to the row at hand's cells: they are formatted twice
- * (measured here, printed later) rather than kept. */
-static void measure_row(grp *G) {
-    char cell[64];
-    for (int t = 0; t < 2; t++)
-        for (size_t c = 0; c < table_cols(G, t) && table_cell(G, t, c, cell); c++)
-            if (cli_text_width(cell, strlen(cell)) > G->width[t][c])
-                G->width[t][c] = cli_text_width(cell, strlen(cell));
-}
-
-/* Pass 2: each goroutine's column values, into the sort (keyed by the --sort column, largest
- * first, then by id) and, for text, the columns' widths. */
-static int load_rows(source *src, grp *G, keymaps *K, bool text, const char *beside, size_t budget,
-                     tdx_err *err) {
-    if (!(G->rows = tdx_xsort_new(beside, budget)))
-        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    for (int t = 0; text && t < 2; t++) {
-        size_t nc = table_cols(G, t);
-        if (!(G->width[t] = calloc(nc, sizeof *G->width[t])))
-            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-        /* a long label (a crafted name) is printed whole but does not widen its column */
-        for (size_t c = 0; c < nc; c++) {
-            tdx_str h = table_head(src, G, t, c);
-            size_t l = cli_text_width((const char *)h.p, h.n);
-            G->width[t][c] = l < 48 ? l : 48;
-        }
-    }
-    int ci[FIXED_COLS];
-    for (int i = 0; i < FIXED_COLS; i++) ci[i] = col_index(G, cstr(fixed_cols[i]));
-    if (member_rewind(src, err)) return -1;
-    tdx_gostat g;
-    int rc;
-    while ((rc = member_next(src, &g, NULL, err)) == 1) {
-        int64_t *v = G->vals, *rv = G->rvals;
-        memset(v, 0, G->cols.n * sizeof *v);
-        memset(rv, 0, G->rcols.n * sizeof *rv);
-        int64_t fixed[FIXED_COLS] = {g.exec, g.sched, g.syscall, g.syscall_block,
-                                     tdx_gostat_unknown(&g)};
-        for (int i = 0; i < FIXED_COLS; i++) v[ci[i]] = tdx_wadd(v[ci[i]], fixed[i]);
-        /* Go adds each reason's time to its label's value */
-        for (size_t i = 0; i < g.nblock; i++) {
-            uint32_t c = tdx_hmap_get(&K->reason_col, g.block[i].key);
-            if (c < G->cols.n) v[c] = tdx_wadd(v[c], g.block[i].ns);
-        }
-        int64_t rsum = 0;
-        for (size_t i = 0; i < g.nrange; i++) {
-            uint32_t k = tdx_hmap_get(&K->range_pos, g.range[i].key);
-            rsum = tdx_wadd(rsum, g.range[i].ns);
-            if (k < G->rcols.n) rv[k] = tdx_wadd(rv[k], g.range[i].ns);
-        }
-        G->cur = (row){g.id, g.creation, g.start, g.end, g.total, rsum != 0};
-        G->exec = tdx_wadd(G->exec, v[ci[0]]);
-        if (text) measure_row(G);
-        /* the row's bytes: its fields, then its values, as zigzag varints */
-        tdx_buf *b = &G->pay;
-        b->n = 0;
-        int bad = 0;
-        int64_t head[6] = {g.id, g.creation, g.start, g.end, g.total, rsum != 0};
-        for (int i = 0; i < 6; i++) bad |= tdx_buf_uvarint(b, tdx_zigzag(head[i]));
-        for (size_t c = 0; c < G->cols.n; c++) bad |= tdx_buf_uvarint(b, tdx_zigzag(v[c]));
-        for (size_t c = 0; c < G->rcols.n; c++) bad |= tdx_buf_uvarint(b, tdx_zigzag(rv[c]));
-        if (bad) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-        int64_t key = G->sort_col < 0 ? g.total : v[G->sort_col];
-        if (tdx_xsort_add(G->rows, ~((uint64_t)key ^ TDX_XSORT_SIGN),
-                          (uint64_t)g.id ^ TDX_XSORT_SIGN, b->v, b->n, err))
-            return -1;
-    }
-    return rc < 0 ? -1 : 0;
-}
-
-/* The next row in display order into G->cur, G->vals and G->rvals: 1, 0 after the last, -1. */
-static int next_row(grp *G, tdx_err *err) {
-    tdx_xrec r;
-    int rc = tdx_xsort_next(G->rows, &r, err);
-    if (rc != 1) return rc;
-    const uint8_t *p = r.p, *end = r.p + r.n;
-    int64_t head[6] = {0};
-    bool bad = false;
-    for (size_t i = 0; i < 6 + G->cols.n + G->rcols.n && !bad; i++) {
-        uint64_t u = 0;
-        int k = tdx_uvarint(p, end, &u);
-        bad = k < 0;
-        p += bad ? 0 : k;
-        int64_t x = tdx_unzigzag(u);
-        if (i < 6)
-            head[i] = x;
-        else if (i < 6 + G->cols.n)
-            G->vals[i - 6] = x;
-        else
-            G->rvals[i - 6 - G->cols.n] = x;
-    }
-    if (bad || p != end)
-        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "goroutines: a sorted row is damaged");
-    G->cur = (row){head[0], head[1], head[2], head[3], head[4], head[5] != 0};
-    return 1;
-}
-
-static void put_time(tdx_buf *o, const char *key, int64_t t, int64_t t0, bool never) {
-    if (never)
-        tdx_buf_printf(o, ", \"%s\": null", key);
-    else
-        tdx_buf_printf(o, ", \"%s\": %" PRId64, key, tdx_wsub(t, t0));
-}
-
-/* The rows, in display order (the sort reads them again from the first). */
-static int rows_rewind(grp *G, tdx_err *err) {
-    return tdx_xsort_rewind(G->rows, err);
-}
-
-static int group_json(const source *src, grp *G, tdx_str name, const char *pct, tdx_err *err) {
-    tdx_buf o = {0};
-    int64_t t0 = src->stored ? src->gx.t0 : tdx_gostats_first_time(src->gs);
-    tdx_buf_printf(&o, "{\"name\": ");
-    put_json_str(&o, name);
-    tdx_buf_printf(&o, ", \"count\": %" PRIu64 ", \"exec_percent\": \"%s\", \"columns\": [",
-                   G->nrows, pct);
-    for (size_t c = 0; c < G->cols.n; c++) {
-        if (c) tdx_buf_printf(&o, ", ");
-        put_json_str(&o, G->cols.v[c]);
-    }
-    tdx_buf_printf(&o, "], \"ranges\": [");
-    for (size_t c = 0; c < G->rcols.n; c++) {
-        if (c) tdx_buf_printf(&o, ", ");
-        put_json_str(&o, src_str(src, G->rcols.v[c]));
-    }
-    tdx_buf_printf(&o, "], \"goroutines\": [");
-    int rc = rows_rewind(G, err), got = 0;
-    for (uint64_t i = 0; !rc && (got = next_row(G, err)) == 1; i++) {
-        const row *r = &G->cur;
-        tdx_buf_printf(&o, "%s\n{\"id\": %" PRId64 ", \"total_ns\": %" PRId64, i ? "," : "", r->id,
-                       r->total);
-        put_time(&o, "creation_ns", r->creation, t0, false);
-        put_time(&o, "start_ns", r->start, t0, r->start == 0);
-        put_time(&o, "end_ns", r->end, t0, r->end == 0);
-        /* values in the order of "columns" and "ranges" (labels are not repeated per goroutine,
-         * and two that print alike, from bytes that are not UTF-8, stay apart) */
-        tdx_buf_printf(&o, ", \"stats\": [");
-        for (size_t c = 0; c < G->cols.n; c++)
-            tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", G->vals[c]);
-        tdx_buf_printf(&o, "], \"ranges\": [");
-        for (size_t c = 0; c < G->rcols.n; c++)
-            tdx_buf_printf(&o, "%s%" PRId64, c ? ", " : "", G->rvals[c]);
-        tdx_buf_printf(&o, "]}");
-        rc = cli_flush_out(&o, false);
-    }
-    if (got < 0) rc = -2; /* reported by the caller */
-    if (!rc) {
-        tdx_buf_printf(&o, "]}\n");
-        if (cli_flush_out(&o, true)) rc = -1;
-    }
-    tdx_vec_free(&o);
+static int members_next(void *ctx, tdx_gostat *g, cli_statrow *row, tdx_err *err) {
+    members *m = ctx;
+    int rc = member_next(m->src, g, m->count_all ? &m->all_exec : NULL, err);
+    if (rc == 1)
+        *row = (cli_statrow){
+            g->id, 0, g->creation, g->start, g->end, 0, (uint64_t)g->id ^ TDX_XSORT_SIGN, false};
     return rc;
 }
 
-/* Prints one table, its columns as wide as load_rows measured. */
-static int table_text(tdx_buf *o, const source *src, grp *G, bool ranges, tdx_err *err) {
-    size_t nc = table_cols(G, ranges);
-    const size_t *w = G->width[ranges];
-    for (size_t c = 0; c < nc; c++) {
-        tdx_str h = table_head(src, G, ranges, c);
-        if (c) tdx_buf_printf(o, "  ");
-        cli_pad(o, (const char *)h.p, h.n, w[c], c != 0);
-    }
-    tdx_buf_printf(o, "\n");
-    char cell[64];
-    int rc = rows_rewind(G, err) ? -2 : 0, got = 0;
-    while (!rc && (got = next_row(G, err)) == 1) {
-        size_t c = 0;
-        for (; c < nc && table_cell(G, ranges, c, cell); c++) {
-            if (c) tdx_buf_printf(o, "  ");
-            cli_pad(o, cell, strlen(cell), w[c], c != 0);
-        }
-        if (c) tdx_buf_printf(o, "\n");
-        rc = cli_flush_out(o, false);
-    }
-    return got < 0 ? -2 : rc;
-}
-
-static int group_text(const source *src, grp *G, tdx_str name, const char *pct, tdx_err *err) {
-    tdx_buf o = {0};
-    if (name.n)
-        tdx_buf_printf(&o, "Goroutine start location: %.*s\n", (int)name.n, (const char *)name.p);
-    else
-        tdx_buf_printf(&o, "Goroutine start location: (Inactive, no stack trace sampled)\n");
-    tdx_buf_printf(&o, "Count: %" PRIu64 "\n", G->nrows);
-    tdx_buf_printf(&o, "Execution time: %s of total program execution time\n\n", pct);
-    /* Breakdown: goroutine, total, then the non-overlapping statistics */
-    int rc = table_text(&o, src, G, false, err);
-    if (!rc && G->rcols.n) {
-        tdx_buf_printf(&o, "\nSpecial ranges (they overlap the times above):\n");
-        rc = table_text(&o, src, G, true, err);
-    }
-    if (!rc && cli_flush_out(&o, true)) rc = -1;
-    tdx_vec_free(&o);
-    return rc;
+static tdx_str members_str(const void *ctx, uint32_t id) {
+    return src_str(((const members *)ctx)->src, id);
 }
 
 static int show_group(source *src, const char *name_arg, const char *sort, bool json,
                       const char *path, const char *beside, size_t budget, tdx_err *err) {
-    grp G;
-    memset(&G, 0, sizeof G);
-    keymaps K;
-    memset(&K, 0, sizeof K);
+    cli_stattable T;
+    memset(&T, 0, sizeof T);
     tdx_str name = cstr(name_arg);
-    int64_t all_exec = 0;
+    members m = {src, 0, !src->stored};
+    cli_statsrc rows = {members_rewind, members_next, members_str, &m};
     int rc = -1;
     bool found = !src->stored;
     for (uint64_t i = 0; src->stored && i < src->gx.ngroups && !found; i++)
         if (!tdx_str_cmp(tdx_gsindex_str(&src->gx, tdx_gsindex_group(&src->gx, i).name), name))
             src->group = i, found = true;
     src->want = name;
-    if (found && load_columns(src, &G, &K, &all_exec, err)) {
+    if (found && cli_stattable_columns(&T, &rows, false, err)) {
         cli_report(path, err);
         goto out;
     }
-    if (G.nrows == 0) {
+    m.count_all = false;
+    int64_t all_exec = src->stored ? src->gx.exec : m.all_exec;
+    if (T.nrows == 0) {
         fprintf(stderr,
                 "traceidx: %s: no goroutine starts at \"%s\" ('traceidx goroutines %s' lists the "
                 "start locations)\n",
                 path, name_arg, path);
         goto out;
     }
-    G.sort_col = -1;
-    if (sort && strcmp(sort, "Total") != 0 && strcmp(sort, "Total time") != 0) {
-        G.sort_col = col_index(&G, cstr(sort));
-        if (G.sort_col < 0) {
-            fprintf(stderr, "traceidx: %s: --sort: this group has no column \"%s\"; it has:", path,
-                    sort);
-            for (size_t c = 0; c < G.cols.n; c++)
-                fprintf(stderr, "%s \"%.*s\"", c ? "," : "", (int)G.cols.v[c].n,
-                        (const char *)G.cols.v[c].p);
-            fprintf(stderr, " and \"Total\"\n");
-            goto out;
-        }
+    if (cli_stattable_sort_by(&T, sort)) {
+        tdx_buf l = {0};
+        cli_stattable_labels(&T, &l);
+        fprintf(stderr,
+                "traceidx: %s: --sort: this group has no column \"%s\"; it has: %.*s and "
+                "\"Total\"\n",
+                path, sort, (int)l.n, (const char *)l.v);
+        tdx_vec_free(&l);
+        goto out;
     }
-    if (load_rows(src, &G, &K, !json, beside, budget, err)) {
+    if (cli_stattable_rows(&T, !json, beside, budget, err)) {
         cli_report(path, err);
         goto out;
     }
     char pct[48] = "";
-    if (all_exec > 0) snprintf(pct, sizeof pct, "%.2f%%", (double)G.exec / (double)all_exec * 100);
-    rc = json ? group_json(src, &G, name, pct, err) : group_text(src, &G, name, pct, err);
+    if (all_exec > 0) snprintf(pct, sizeof pct, "%.2f%%", (double)T.exec / (double)all_exec * 100);
+    tdx_buf o = {0};
+    if (json) {
+        tdx_buf_printf(&o, "{\"name\": ");
+        put_json_str(&o, name);
+        tdx_buf_printf(&o, ", \"count\": %" PRIu64 ", \"exec_percent\": \"%s\", ", T.nrows, pct);
+        int64_t t0 = src->stored ? src->gx.t0 : tdx_gostats_first_time(src->gs);
+        rc = cli_stattable_json(&T, &o, "goroutines", t0, err);
+        if (!rc) tdx_buf_printf(&o, "}\n");
+    } else {
+        if (name.n)
+            tdx_buf_printf(&o, "Goroutine start location: %.*s\n", (int)name.n,
+                           (const char *)name.p);
+        else
+            tdx_buf_printf(&o, "Goroutine start location: (Inactive, no stack trace sampled)\n");
+        tdx_buf_printf(&o, "Count: %" PRIu64 "\n", T.nrows);
+        tdx_buf_printf(&o, "Execution time: %s of total program execution time\n\n", pct);
+        rc = cli_stattable_text(&T, &o, err);
+    }
+    if (!rc && cli_flush_out(&o, true)) rc = -1;
+    tdx_vec_free(&o);
     if (rc == -2) cli_report(path, err);
 out:
-    keymaps_free(&K);
-    grp_free(&G);
+    cli_stattable_free(&T);
     return rc ? -1 : 0;
 }
 
