@@ -43,11 +43,20 @@ typedef struct grec {
     TDX_VEC(struct aregion) regions; /* its active regions, innermost last */
 } grec;
 
+/* GoroutineExecStats at one time (Go's snapshotStat): what a region's statistics are the
+ * difference of. */
+typedef struct snapshot {
+    int64_t exec, sched, syscall, syscall_block, total;
+    kvmap block, range;
+} snapshot;
+
 /* A region not ended yet (Go's UserRegionSummary in activeRegions). */
 typedef struct aregion {
     tdx_rgkey key; /* its type ("" for the one a goroutine inherits) and the frame it began at */
     int64_t start;
     bool has_start;
+    uint64_t task;
+    snapshot *at_start; /* a region the detail query reports: the statistics at its begin */
 } aregion;
 
 /* A map from a pair of 64-bit keys to an int64 (Go's syscallingP/G and rangesP maps). */
@@ -72,9 +81,19 @@ struct tdx_gostats {
     bool profiling; /* also the pprof-style profiles and the region table */
     tdx_goprof prof;
     tdx_regstats regs;
-    tdx_vgstore rstore;     /* the region table's strings (types, functions, files): kept out of
-                             * `store`, whose strings GSTATS writes */
-    tdx_hmap rstrs;         /* this generation's string id -> rstore's + 1 (cleared at a Sync) */
+    tdx_vgstore rstore; /* the region table's strings (types, functions, files): kept out of
+                         * `store`, whose strings GSTATS writes */
+    tdx_hmap rstrs;     /* this generation's string id -> rstore's + 1 (cleared at a Sync) */
+    bool regioning;     /* regions followed (the region table, or the detail query) */
+    struct {            /* the detail query (tdx_gostats_region_detail) */
+        tdx_gostats_region_fn fn;
+        void *ctx;
+        tdx_str type;
+        bool has_type, has_pc;
+        uint64_t pc;
+        int failed;
+        tdx_err err;
+    } detail;
     uint64_t nev;           /* events so far: the profiles' order of waits */
     TDX_VEC(uint8_t) rbits; /* store string id -> its reason bits | 0x80 (0: not known yet) */
     tdx_xsort *spill; /* ended goroutines' records, by (id, when spilled): the last one counts */
@@ -231,11 +250,19 @@ static void kv_free(kvmap *m) {
     tdx_hmap_free(&m->idx);
 }
 
+static void snap_free(snapshot *o) {
+    if (!o) return;
+    kv_free(&o->block);
+    kv_free(&o->range);
+    free(o);
+}
+
 static void grec_free(grec *r) {
     kv_free(&r->block);
     kv_free(&r->range);
     kv_free(&r->last_range);
     tdx_goprof_g_free(&r->prof);
+    for (size_t i = 0; i < r->regions.n; i++) snap_free(r->regions.v[i].at_start);
     tdx_vec_free(&r->regions);
 }
 
@@ -294,7 +321,18 @@ size_t tdx_gostats_nstrings(const tdx_gostats *s) {
 }
 
 void tdx_gostats_profile(tdx_gostats *s) {
-    s->profiling = true;
+    s->profiling = s->regioning = true;
+}
+
+void tdx_gostats_region_detail(tdx_gostats *s, const uint8_t *type, size_t ntype, bool has_type,
+                               uint64_t pc, bool has_pc, tdx_gostats_region_fn fn, void *ctx) {
+    s->regioning = true;
+    s->detail.fn = fn;
+    s->detail.ctx = ctx;
+    s->detail.type = (tdx_str){type ? type : (const uint8_t *)"", (uint32_t)ntype};
+    s->detail.has_type = has_type;
+    s->detail.pc = pc;
+    s->detail.has_pc = has_pc;
 }
 
 static tdx_str str_of(const void *s, uint32_t id) {
@@ -309,6 +347,10 @@ static tdx_str rstr(const void *ctx, uint32_t id);
 
 int tdx_gostats_regions_encode(const tdx_gostats *s, tdx_buf *out) {
     return tdx_regstats_encode(&s->regs, rstr, s, out);
+}
+
+tdx_str tdx_gostats_region_str(const tdx_gostats *s, uint32_t id) {
+    return rstr(s, id);
 }
 
 int64_t tdx_gostats_first_time(const tdx_gostats *s) {
@@ -506,16 +548,125 @@ static aregion region_at(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, u
     return a;
 }
 
-/* A region ends (at `end`: its end event, the goroutine's, or the trace's end). */
-static void region_done(tdx_gostats *s, const aregion *a, int64_t end) {
-    tdx_regstats_add(&s->regs, &a->key, tdx_wsub(end, a->has_start ? a->start : s->t0));
-    if (s->regs.oom) s->oom = 1;
+/* Whether the detail query reports a region with this key. */
+static bool detail_wants(const tdx_gostats *s, const tdx_rgkey *k) {
+    if (!s->detail.fn) return false;
+    if (s->detail.has_pc && k->pc != s->detail.pc) return false;
+    return !s->detail.has_type || !tdx_str_cmp(rstr(s, k->type), s->detail.type);
 }
 
-/* Go's finalize: a goroutine that is not a system one ends its active regions at `end`. */
+/* Go's snapshotStat of r at t (its statistics so far, the pending state counted up to t), into
+ * o (emptied first). */
+static void snap_take(tdx_gostats *s, const grec *r, int64_t t, snapshot *o) {
+    const tdx_gostat *st = &r->st;
+    kv_clear(&o->block);
+    kv_clear(&o->range);
+    o->exec = st->exec, o->sched = st->sched, o->syscall = st->syscall;
+    o->syscall_block = st->syscall_block;
+    o->total = st->total ? st->total : tdx_wsub(t, st->creation);
+    for (size_t i = 0; i < r->block.v.n; i++)
+        kv_add(s, &o->block, r->block.v.v[i].key, r->block.v.v[i].ns);
+    for (size_t i = 0; i < r->range.v.n; i++)
+        kv_add(s, &o->range, r->range.v.v[i].key, r->range.v.v[i].ns);
+    if (r->last_start) o->exec = tdx_wadd(o->exec, tdx_wsub(t, r->last_start));
+    if (r->last_runnable) o->sched = tdx_wadd(o->sched, tdx_wsub(t, r->last_runnable));
+    if (r->last_block) kv_add(s, &o->block, r->last_reason, tdx_wsub(t, r->last_block));
+    if (r->last_syscall) o->syscall = tdx_wadd(o->syscall, tdx_wsub(t, r->last_syscall));
+    if (r->last_syscall_block) o->sched = tdx_wadd(o->sched, tdx_wsub(t, r->last_syscall_block));
+    for (size_t i = 0; i < r->last_range.v.n; i++)
+        kv_add(s, &o->range, r->last_range.v.v[i].key, tdx_wsub(t, r->last_range.v.v[i].ns));
+}
+
+/* The statistics at a region's begin, when the detail query will report it (NULL otherwise, or
+ * when memory ran out: s->oom says so). A region a goroutine inherits begins from nothing. */
+static snapshot *snap_begin(tdx_gostats *s, const grec *r, const aregion *a, int64_t t) {
+    if (!detail_wants(s, &a->key)) return NULL;
+    snapshot *o = calloc(1, sizeof *o);
+    if (!o) {
+        s->oom = 1;
+        return NULL;
+    }
+    if (r) snap_take(s, r, t, o);
+    return o;
+}
+
+/* Reports a region of the detail query that ends at `end` (its interval's end) with the
+ * goroutine's statistics at `at` (Go's: the end event's time, or the finalize time). */
+static void detail_report(tdx_gostats *s, const grec *r, const aregion *a, int64_t end,
+                          int64_t at) {
+    if (s->detail.failed || !detail_wants(s, &a->key)) return;
+    snapshot now;
+    memset(&now, 0, sizeof now);
+    snap_take(s, r, at, &now);
+    /* Go's sub: the later snapshot's keys, less the earlier one's values */
+    tdx_gostat_kvvec kv = {0};
+    const snapshot *b = a->at_start;
+    tdx_gostat_region out;
+    memset(&out, 0, sizeof out);
+    if (tdx_vec_reserve(&kv, now.block.v.n + now.range.v.n + 1)) {
+        s->oom = 1;
+        goto done;
+    }
+    for (size_t i = 0; i < now.block.v.n; i++) {
+        tdx_gostat_kv k = now.block.v.v[i];
+        if (b) k.ns = tdx_wsub(k.ns, kv_get(&b->block, k.key));
+        kv.v[kv.n++] = k;
+    }
+    for (size_t i = 0; i < now.range.v.n; i++) {
+        tdx_gostat_kv k = now.range.v.v[i];
+        if (b) k.ns = tdx_wsub(k.ns, kv_get(&b->range, k.key));
+        kv.v[kv.n++] = k;
+    }
+    out.goroutine = r->st.id;
+    out.task = a->task;
+    out.type = a->key.type;
+    out.pc = a->key.pc;
+    out.has_start = a->has_start;
+    out.start = a->has_start ? a->start : s->t0;
+    out.end = end;
+    tdx_gostat *st = &out.st;
+    st->id = r->st.id;
+    st->exec = tdx_wsub(now.exec, b ? b->exec : 0);
+    st->sched = tdx_wsub(now.sched, b ? b->sched : 0);
+    st->syscall = tdx_wsub(now.syscall, b ? b->syscall : 0);
+    st->syscall_block = tdx_wsub(now.syscall_block, b ? b->syscall_block : 0);
+    st->total = tdx_wsub(now.total, b ? b->total : 0);
+    st->block = kv.v;
+    st->nblock = now.block.v.n;
+    st->range = kv.v + now.block.v.n;
+    st->nrange = now.range.v.n;
+    if (s->detail.fn(s->detail.ctx, &out, &s->detail.err)) s->detail.failed = 1;
+done:
+    tdx_vec_free(&kv);
+    kv_free(&now.block);
+    kv_free(&now.range);
+}
+
+/* A region ends (at `end`: its end event, the goroutine's, or the trace's end; its statistics
+ * are the goroutine's at `at`). */
+static void region_done(tdx_gostats *s, const grec *r, aregion *a, int64_t end, int64_t at) {
+    if (s->profiling) {
+        tdx_regstats_add(&s->regs, &a->key, tdx_wsub(end, a->has_start ? a->start : s->t0));
+        if (s->regs.oom) s->oom = 1;
+    }
+    detail_report(s, r, a, end, at);
+    snap_free(a->at_start);
+    a->at_start = NULL;
+}
+
+/* Go's finalize: a goroutine that is not a system one ends its active regions at `end`, with
+ * its statistics as finalized. */
 static void regions_close(tdx_gostats *s, grec *r, int64_t end) {
-    if (!is_system(s, r->st.name))
-        for (size_t i = 0; i < r->regions.n; i++) region_done(s, &r->regions.v[i], end);
+    bool keep = !is_system(s, r->st.name);
+    for (size_t i = 0; i < r->regions.n; i++) {
+        aregion *a = &r->regions.v[i];
+        if (keep) {
+            region_done(s, r, a, end, end);
+        } else {
+            snap_free(a->at_start);
+            a->at_start = NULL;
+        }
+    }
     r->regions.n = 0;
 }
 
@@ -524,18 +675,25 @@ static void region_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g) {
     if (!r) return;
     if (e->kind == TDX_KIND_REGION_BEGIN) {
         aregion a = region_at(s, e, g, key_string(s, g, e->str[0]));
-        if (tdx_vec_push(&r->regions, a)) s->oom = 1;
+        a.task = e->args[0];
+        a.at_start = snap_begin(s, r, &a, e->time);
+        if (tdx_vec_push(&r->regions, a)) {
+            snap_free(a.at_start);
+            s->oom = 1;
+        }
         return;
     }
     if (r->regions.n) {
-        region_done(s, &r->regions.v[--r->regions.n], e->time);
+        region_done(s, r, &r->regions.v[--r->regions.n], e->time, e->time);
         return;
     }
-    /* an end without a begin: a region from the trace's first event */
+    /* an end without a begin: a region from the trace's first event, its statistics the
+     * goroutine's whole (Go's fabricated summary starts from none) */
     aregion a;
     memset(&a, 0, sizeof a);
     a.key.type = key_string(s, g, e->str[0]);
-    region_done(s, &a, e->time);
+    a.task = e->args[0];
+    region_done(s, r, &a, e->time, e->time);
 }
 
 static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_err *err) {
@@ -549,12 +707,19 @@ static int go_transition(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, t
     grec *r;
     if (from == TDX_GO_UNDETERMINED || from == TDX_GO_NOTEXIST) {
         /* created within a region: it inherits one, unnamed, begun by its creation */
-        const grec *creator = s->profiling ? g_lookup(s, e->g) : NULL;
+        const grec *creator = s->regioning ? g_lookup(s, e->g) : NULL;
         bool inherit = creator && creator->regions.n;
         aregion synth = inherit ? region_at(s, e, g, 0) : (aregion){0};
+        if (inherit) synth.task = creator->regions.v[creator->regions.n - 1].task;
         r = new_record(s, id, from == TDX_GO_UNDETERMINED ? s->sync_ts : t);
         if (!r) return 0; /* (s->oom reports it) */
-        if (inherit && tdx_vec_push(&r->regions, synth)) s->oom = 1;
+        if (inherit) {
+            synth.at_start = snap_begin(s, NULL, &synth, t);
+            if (tdx_vec_push(&r->regions, synth)) {
+                snap_free(synth.at_start);
+                s->oom = 1;
+            }
+        }
     } else {
         if (!(r = g_lookup(s, id))) return 0;
         switch (from) {
@@ -833,10 +998,14 @@ int tdx_gostats_event(tdx_gostats *s, const tdx_event *e, const tdx_gen *g, tdx_
         break;
     case TDX_KIND_REGION_BEGIN:
     case TDX_KIND_REGION_END:
-        if (s->profiling) region_event(s, e, g);
+        if (s->regioning) region_event(s, e, g);
         break;
     default:
         break;
+    }
+    if (s->detail.failed) {
+        *err = s->detail.err;
+        return -1;
     }
     if (s->oom || s->store.oom) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     return 0;

@@ -73,6 +73,33 @@ int tdx_gostats_profiles_encode(const tdx_gostats *s, tdx_buf *out);
 /* The region table as section REGIONS' bytes, once finished: 0, or -1 (memory). */
 int tdx_gostats_regions_encode(const tdx_gostats *s, tdx_buf *out);
 
+/* One region of the detail query, ended: what go tool trace's /userregion page shows of it. */
+typedef struct tdx_gostat_region {
+    int64_t goroutine;
+    uint64_t task;
+    uint32_t type; /* a string id of tdx_gostats_region_str */
+    uint64_t pc;   /* of the outermost frame of its begin's stack (0: none) */
+    /* its interval, as Go's filter measures it: a region without a begin starts at the first
+     * event, one the trace's end closes ends at the last Sync */
+    int64_t start, end;
+    bool has_start;
+    /* its statistics (Go's GoroutineExecStats of the goroutine at its end less those at its
+     * begin; one without a begin has the goroutine's whole): exec, sched, syscall,
+     * syscall_block, total, block and range, valid during the call */
+    tdx_gostat st;
+} tdx_gostat_region;
+
+/* 0 to go on; anything else fails the event that ended the region, with err set. */
+typedef int (*tdx_gostats_region_fn)(void *ctx, const tdx_gostat_region *r, tdx_err *err);
+
+/* Before the first event: every region of type `type` (when has_type) begun at `pc` (when
+ * has_pc) is reported to fn as it ends, in the order they end. Costs a copy of the goroutine's
+ * statistics at each such region's begin; other regions cost nothing more. */
+void tdx_gostats_region_detail(tdx_gostats *s, const uint8_t *type, size_t ntype, bool has_type,
+                               uint64_t pc, bool has_pc, tdx_gostats_region_fn fn, void *ctx);
+/* The text of a region type's string id ("" for 0). */
+tdx_str tdx_gostats_region_str(const tdx_gostats *s, uint32_t id);
+
 /* The first and the last event's time (0 before any). */
 int64_t tdx_gostats_first_time(const tdx_gostats *s);
 int64_t tdx_gostats_last_time(const tdx_gostats *s);

@@ -1,6 +1,7 @@
 /* cli.c: shared helpers of the traceidx subcommands. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -65,6 +66,17 @@ int cli_parse_u64(const char *s, uint64_t *v) {
     errno = 0;
     if (!*s || *s == '-' || *s == '+') return -1;
     unsigned long long x = strtoull(s, &end, 10);
+    if (*end || errno) return -1;
+    *v = x;
+    return 0;
+}
+
+int cli_parse_hex(const char *s, uint64_t *v) {
+    char *end;
+    errno = 0;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+    if (!isxdigit((unsigned char)*s)) return -1;
+    unsigned long long x = strtoull(s, &end, 16);
     if (*end || errno) return -1;
     *v = x;
     return 0;

@@ -33,6 +33,8 @@ int cli_parse_jobs(const char *s, int *jobs);
  * range. */
 int cli_parse_u64(const char *s, uint64_t *v);
 int cli_parse_i64(const char *s, int64_t *v);
+/* Parses a hexadecimal argument, 0x optional; 0 on success, -1 if malformed or past 2^64 - 1. */
+int cli_parse_hex(const char *s, uint64_t *v);
 /* Parses a byte count: digits with an optional suffix k, M or G (powers of 1024; also KiB, MiB,
  * GiB, kB, MB, GB) or B; 0 on success, -1 if malformed or past 2^64 - 1. */
 int cli_parse_bytes(const char *s, uint64_t *v);

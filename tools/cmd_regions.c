@@ -5,17 +5,45 @@
 
 #include "cli.h"
 #include "core/quote.h"
+#include "core/varint.h"
 #include "index/format.h"
 #include "index/reader.h"
+#include "index/extsort.h"
+#include "index/gostats.h"
 #include "index/regstats.h"
+#include "tools/stattable.h"
 
 static const char regions_help[] =
-    "usage: traceidx regions INDEX [--json]\n\n"
+    "usage: traceidx regions INDEX [--json]\n"
+    "       traceidx regions INDEX [--type TYPE] [--pc PC] [--latmin DUR] [--latmax DUR]\n"
+    "                        [--sort COLUMN] [--json] [--quiet]\n\n"
     "The user regions of a trace (runtime/trace.WithRegion, StartRegion), as go tool trace's\n"
     "\"User-defined regions\" page shows them (/userregions): grouped by type and by the\n"
     "outermost frame of the stack each began with, each group with its count and a histogram\n"
     "of the regions' durations, five buckets a decade.\n\n"
     "  --json  the same as JSON (durations in ns)\n\n"
+    "With --type, --pc or a latency bound: the regions they select, one by one, as the page\n"
+    "a row's links open shows them (/userregion?type=TYPE&pc=PC&latmin=...): each with its\n"
+    "goroutine, its task (blank for the background task) and its total time, and where that\n"
+    "time went (execution, scheduler wait, blocking by reason, syscalls, as `goroutines\n"
+    "--name` shows goroutines), the longest first; then, for the regions that had any, their\n"
+    "time in special ranges such as GC mark assist. All the conditions must hold.\n\n"
+    "  --type TYPE     regions of that type ('' for the unnamed one a goroutine inherits)\n"
+    "  --pc PC         begun at that frame (the table's \"@ 0x...\"; hexadecimal, 0x optional)\n"
+    "  --latmin DUR    that lasted at least DUR (10ms, 1.5s, ...)\n"
+    "  --latmax DUR    that lasted at most DUR (the table's histogram rows are such bounds)\n"
+    "  --sort COLUMN   order by a column (\"Execution time\", \"Sched wait time\", ...;\n"
+    "                  default: \"Total\"), the largest first; ties by goroutine, then in\n"
+    "                  the order they ended\n"
+    "  --json          the same as JSON (durations in ns; start_ns and end_ns since the\n"
+    "                  trace's first event; each region's \"stats\" and \"ranges\" in the\n"
+    "                  order of \"columns\" and \"ranges\")\n"
+    "  --quiet         no progress on stderr (shown when it is a terminal)\n\n"
+    "A region's statistics are its goroutine's over the region, as Go's summary computes them\n"
+    "(its goroutine's statistics at its end less those at its begin): a region without a begin\n"
+    "has its goroutine's from the start, and one the trace's end closes has them up to the\n"
+    "last event. They are computed from every event of the index, so this reads the whole\n"
+    "index once (seconds for a large trace).\n\n"
     "INDEX may be the trace itself: its TRACE.tidx is used after checking it matches. As in Go,\n"
     "the regions are those of every goroutine in Go's summary: a region not ended runs to its\n"
     "goroutine's end, or to the trace's end (the last Sync) when the goroutine outlives it\n"
@@ -75,15 +103,185 @@ static int count_row(void *ctx, const tdx_rgrow *r) {
     return 0;
 }
 
+/* ---- one group's regions (/userregion) ---- */
+
+/* The filter, and the regions it selected, in the order they ended (spilled past a budget). */
+typedef struct detail {
+    int64_t latmin, latmax; /* -1: none */
+    tdx_gostats *gs;
+    tdx_xsort *rows;
+    uint64_t seq;
+    tdx_buf pay;
+    tdx_gostat_kvvec kv; /* the maps of the region read back */
+    int64_t t0;
+} detail;
+
+/* A selected region's bytes: its row's fields, then its statistics as tdx_gostat_encode codes
+ * them. */
+static int on_region(void *ctx, const tdx_gostat_region *r, tdx_err *err) {
+    detail *d = ctx;
+    int64_t lat = tdx_wsub(r->end, r->start);
+    if ((d->latmin >= 0 && lat < d->latmin) || (d->latmax >= 0 && lat > d->latmax)) return 0;
+    tdx_buf *b = &d->pay;
+    b->n = 0;
+    if (tdx_buf_uvarint(b, r->task) || tdx_buf_uvarint(b, tdx_zigzag(r->start)) ||
+        tdx_buf_uvarint(b, tdx_zigzag(r->end)) || tdx_gostat_encode(b, &r->st))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return tdx_xsort_add(d->rows, d->seq++, 0, b->v, b->n, err);
+}
+
+static int detail_rewind(void *ctx, tdx_err *err) {
+    return tdx_xsort_rewind(((detail *)ctx)->rows, err);
+}
+
+static int detail_next(void *ctx, tdx_gostat *g, cli_statrow *row, tdx_err *err) {
+    detail *d = ctx;
+    tdx_xrec x;
+    int rc = tdx_xsort_next(d->rows, &x, err);
+    if (rc != 1) return rc;
+    const uint8_t *p = x.p, *end = x.p + x.n;
+    uint64_t v[3];
+    for (int i = 0; i < 3; i++) {
+        int k = tdx_uvarint(p, end, &v[i]);
+        if (k < 0) goto bad;
+        p += k;
+    }
+    if (tdx_gostat_decode(&p, end, UINT32_MAX, g, &d->kv) || p != end) goto bad;
+    *row = (cli_statrow){
+        g->id, v[0], 0, tdx_unzigzag(v[1]), tdx_unzigzag(v[2]), 0, (uint64_t)g->id ^ TDX_XSORT_SIGN,
+        false};
+    return 1;
+bad:
+    return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "regions: a selected region's record is damaged");
+}
+
+static tdx_str detail_str(const void *ctx, uint32_t id) {
+    return tdx_gostats_str(((const detail *)ctx)->gs, id);
+}
+
+static int feed_event(void *ctx, const tdx_event *e, const tdx_gen *g) {
+    detail *d = ctx;
+    tdx_err err;
+    if (tdx_gostats_event(d->gs, e, g, &err)) {
+        cli_report(NULL, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Go's name of the filter: its conditions, joined by spaces. */
+static void filter_name(tdx_buf *o, const char *type, bool has_pc, uint64_t pc, int64_t latmin,
+                        int64_t latmax) {
+    if (type) tdx_go_quote(o, (const uint8_t *)type, strlen(type));
+    if (has_pc) tdx_buf_printf(o, "%s@ 0x%" PRIx64, o->n ? " " : "", pc);
+    for (int k = 0; k < 2; k++) {
+        int64_t v = k ? latmax : latmin;
+        char d[64];
+        if (v < 0) continue;
+        cli_duration(d, sizeof d, v);
+        tdx_buf_printf(o, "%s(latency %s %s)", o->n ? " " : "", k ? "<=" : ">=", d);
+    }
+}
+
+static int show_detail(tdx_index *ix, const char *type, bool has_pc, uint64_t pc, int64_t latmin,
+                       int64_t latmax, const char *sort, bool json, bool quiet) {
+    char beside[4096];
+    cli_scratch_beside(beside, sizeof beside);
+    const size_t budget = 16u << 20;
+    detail d;
+    memset(&d, 0, sizeof d);
+    d.latmin = latmin;
+    d.latmax = latmax;
+    cli_stattable T;
+    memset(&T, 0, sizeof T);
+    tdx_buf o = {0}, name = {0};
+    tdx_err err = {0};
+    int rc = -1;
+    if (!(d.gs = tdx_gostats_new(beside, budget)) || !(d.rows = tdx_xsort_new(beside, budget))) {
+        fprintf(stderr, "traceidx: out of memory\n");
+        goto out;
+    }
+    tdx_gostats_region_detail(d.gs, (const uint8_t *)type, type ? strlen(type) : 0, type != NULL,
+                              pc, has_pc, on_region, &d);
+    cli_progress prog;
+    cli_progress_init(&prog, "regions", quiet);
+    int got = cli_index_events(ix, feed_event, &d, &prog, &err);
+    cli_progress_end(&prog);
+    if (got < 0) cli_report(ix->path, &err);
+    if (got) goto out;
+    if (tdx_gostats_finish(d.gs, &err)) goto report;
+    cli_statsrc src = {detail_rewind, detail_next, detail_str, &d};
+    if (cli_stattable_columns(&T, &src, true, &err)) goto report;
+    filter_name(&name, type, has_pc, pc, latmin, latmax);
+    /* (no region: no column, and nothing to order) */
+    if (T.nrows && cli_stattable_sort_by(&T, sort)) {
+        tdx_buf l = {0};
+        cli_stattable_labels(&T, &l);
+        fprintf(stderr,
+                "traceidx: %s: --sort: these regions have no column \"%s\"; they have: %.*s and "
+                "\"Total\"\n",
+                ix->path, sort, (int)l.n, (const char *)l.v);
+        tdx_vec_free(&l);
+        goto out;
+    }
+    if (cli_stattable_rows(&T, !json, beside, budget, &err)) goto report;
+    if (json) {
+        tdx_buf_printf(&o, "{\"filter\": ");
+        tdx_json_quote(&o, name.v, name.n);
+        tdx_buf_printf(&o, ", \"count\": %" PRIu64 ", ", T.nrows);
+        rc = cli_stattable_json(&T, &o, "regions", tdx_gostats_first_time(d.gs), &err);
+        if (!rc) tdx_buf_printf(&o, "}\n");
+    } else {
+        tdx_buf_printf(&o, "Regions: %.*s\nCount: %" PRIu64 "\n", (int)name.n, (const char *)name.v,
+                       T.nrows);
+        rc = T.nrows ? (tdx_buf_printf(&o, "\n"), cli_stattable_text(&T, &o, &err)) : 0;
+    }
+    if (!rc && cli_flush_out(&o, true)) rc = -1;
+    if (rc == -2) goto report;
+    goto out;
+report:
+    cli_report(ix->path, &err);
+    rc = -1;
+out:
+    cli_stattable_free(&T);
+    tdx_vec_free(&o);
+    tdx_vec_free(&name);
+    tdx_vec_free(&d.pay);
+    tdx_vec_free(&d.kv);
+    tdx_xsort_free(d.rows);
+    tdx_gostats_free(d.gs);
+    return rc ? -1 : 0;
+}
+
 int cmd_regions(int argc, char **argv) {
     const char *path = NULL;
-    bool json = false;
+    const char *type = NULL, *sort = NULL;
+    bool json = false, quiet = false, has_pc = false;
+    uint64_t pc = 0;
+    int64_t latmin = -1, latmax = -1;
     for (int i = 1; i < argc; i++) {
+        bool more = i + 1 < argc;
         if (cli_is_help(argv[i])) {
             fputs(regions_help, stdout);
             return TDX_EXIT_OK;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(argv[i], "--type") || !strcmp(argv[i], "--sort")) {
+            if (!more) return cli_usage_error("regions", "%s needs a value", argv[i]);
+            *(argv[i][2] == 't' ? &type : &sort) = argv[i + 1];
+            i++;
+        } else if (!strcmp(argv[i], "--pc")) {
+            if (!more || cli_parse_hex(argv[i + 1], &pc))
+                return cli_usage_error("regions", "--pc needs a hexadecimal PC (0x4a1b2c)");
+            has_pc = true;
+            i++;
+        } else if (!strcmp(argv[i], "--latmin") || !strcmp(argv[i], "--latmax")) {
+            int64_t *v = !strcmp(argv[i], "--latmin") ? &latmin : &latmax;
+            if (!more || cli_parse_duration(argv[i + 1], v))
+                return cli_usage_error("regions", "%s needs a duration (10ms, 1.5s, ...)", argv[i]);
+            i++;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("regions", "unknown option %s", argv[i]);
         } else if (!path) {
@@ -93,8 +291,16 @@ int cmd_regions(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("regions", "need an INDEX");
+    bool one = type || has_pc || latmin >= 0 || latmax >= 0;
+    if (sort && !one)
+        return cli_usage_error("regions", "--sort orders the regions --type or a filter selects");
     tdx_index ix;
     if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
+    if (one) {
+        int drc = show_detail(&ix, type, has_pc, pc, latmin, latmax, sort, json, quiet);
+        tdx_index_close(&ix);
+        return drc ? TDX_EXIT_FAIL : TDX_EXIT_OK;
+    }
     tdx_err err;
     tdx_err_clear(&err);
     out w;

@@ -33,6 +33,8 @@ static const char *const answered[][5] = {
 static const char *const asked[][5] = {
     {"dump", "--events"}, /* (an index of a damaged trace ends with its ERROR line: exit 1) */
     {"regions"},
+    {"regions", "--latmin", "0", "--json"},
+    {"regions", "--type", "", "--sort", "Unknown time"},
     {"mmu", "--json"},
     {"mmu", "--window", "1us"},
     {"query", "--range", "#0"},

@@ -550,3 +550,94 @@ Test(gsindex, many_blocks) {
     tdx_gostats_free(s);
     free_gen(&gen);
 }
+
+/* ---- the region detail query ---- */
+
+static tdx_event region(int kind, int64_t t, int64_t g, uint32_t type, uint64_t task) {
+    tdx_event e;
+    memset(&e, 0, sizeof e);
+    e.type = kind == TDX_KIND_REGION_BEGIN ? TDX_EV_USER_REGION_BEGIN : TDX_EV_USER_REGION_END;
+    e.kind = (uint8_t)kind;
+    e.time = t;
+    e.g = g;
+    e.str[0] = type;
+    e.args[0] = task;
+    e.stack = 1;
+    return e;
+}
+
+typedef struct got_regions {
+    tdx_gostat_region r[8];
+    tdx_gostat_kv kv[8][4];
+    int n;
+} got_regions;
+
+static int collect(void *ctx, const tdx_gostat_region *r, tdx_err *err) {
+    (void)err;
+    got_regions *g = ctx;
+    cr_assert_lt(g->n, 8);
+    cr_assert_leq(r->st.nblock + r->st.nrange, 4);
+    g->r[g->n] = *r;
+    memcpy(g->kv[g->n], r->st.block, r->st.nblock * sizeof *r->st.block);
+    g->r[g->n].st.block = g->kv[g->n];
+    g->n++;
+    return 0;
+}
+
+/* Go's snapshotStat counts the pending state up to the snapshot: a region that ends while its
+ * goroutine is blocked has the block so far; one begun and ended in a syscall whose P went idle
+ * has the syscall's time so far as syscall time, and the time since the P left as scheduler
+ * wait too (Go's quirk). Traces never end a region off-CPU; the module follows Go regardless. A
+ * region of another type is not reported; an end without a begin has the goroutine's whole. */
+Test(gostats, region_detail) {
+    tdx_gen gen;
+    make_gen(&gen);
+    tdx_gostats *s = tdx_gostats_new(NULL, 1 << 20);
+    cr_assert_not_null(s);
+    got_regions got;
+    memset(&got, 0, sizeof got);
+    tdx_gostats_region_detail(s, (const uint8_t *)"main.f", 6, true, 0, false, collect, &got);
+    tdx_event ev[16];
+    int n = 0;
+    ev[n++] = sync_at(10);
+    ev[n++] = go(TDX_EV_GO_STATUS, 10, 0, TDX_NO_ID, 1, TDX_GO_UNDETERMINED, RUNNING);
+    ev[n++] = region(TDX_KIND_REGION_BEGIN, 20, 1, 3, 7);
+    ev[n] = go(TDX_EV_GO_BLOCK, 30, 0, 1, 1, RUNNING, WAITING); /* exec 10 in the region */
+    ev[n++].str[0] = 1;
+    ev[n++] = region(TDX_KIND_REGION_END, 50, 1, 3, 7);   /* chan receive 20 so far */
+    ev[n++] = region(TDX_KIND_REGION_BEGIN, 55, 1, 4, 7); /* main.g: not reported */
+    ev[n++] = go(TDX_EV_GO_UNBLOCK, 60, 0, TDX_NO_ID, 1, WAITING, RUNNABLE);
+    ev[n++] = go(TDX_EV_GO_START, 65, 0, TDX_NO_ID, 1, RUNNABLE, RUNNING);
+    ev[n++] = region(TDX_KIND_REGION_END, 66, 1, 4, 7);
+    ev[n++] = go(TDX_EV_GO_SYSCALL_BEGIN, 70, 0, 1, 1, RUNNING, SYSCALL);
+    ev[n++] = proc(80, 0, TDX_PROC_RUNNING, TDX_PROC_IDLE);
+    ev[n++] = region(TDX_KIND_REGION_BEGIN, 90, 1, 3, 8);
+    ev[n++] = region(TDX_KIND_REGION_END, 120, 1, 3, 8);
+    ev[n++] = region(TDX_KIND_REGION_END, 130, 1, 3, 9); /* no begin */
+    tdx_err err;
+    for (int i = 0; i < n; i++)
+        cr_assert_eq(tdx_gostats_event(s, &ev[i], &gen, &err), 0, "event %d: %s", i, err.msg);
+    cr_assert_eq(tdx_gostats_finish(s, &err), 0, "%s", err.msg);
+    cr_assert_eq(got.n, 3);
+    const tdx_gostat_region *a = &got.r[0], *b = &got.r[1], *c = &got.r[2];
+    cr_assert(a->goroutine == 1 && a->task == 7 && a->start == 20 && a->end == 50 && a->has_start);
+    cr_assert_eq(a->pc, 0x100); /* stack 1's outermost frame */
+    cr_assert_str_eq((const char *)tdx_gostats_region_str(s, a->type).p, "main.f");
+    cr_assert(a->st.exec == 10 && a->st.sched == 0 && a->st.total == 30);
+    cr_assert_eq(a->st.nblock, 1);
+    cr_assert_eq(kv(a->st.block, a->st.nblock, s, "chan receive"), 20);
+    /* the later regions carry the reason with what it was at their begin taken off: 0 */
+    cr_assert(b->task == 8 && b->start == 90 && b->end == 120 && b->st.total == 30);
+    cr_assert(b->st.syscall == 30 && b->st.sched == 30 && b->st.exec == 0, "%ld %ld %ld",
+              (long)b->st.syscall, (long)b->st.sched, (long)b->st.exec);
+    cr_assert(b->st.nblock == 1 && b->st.block[0].ns == 0);
+    /* from the goroutine's creation at the Sync (10): exec 20 + 5, chan receive 30, sched 5,
+     * syscall 60 and, of its blocked part, 50 as scheduler wait */
+    cr_assert(c->task == 9 && !c->has_start && c->start == 10 && c->end == 130);
+    cr_assert(c->st.total == 120 && c->st.exec == 25 && c->st.sched == 55 && c->st.syscall == 60,
+              "%ld %ld %ld %ld", (long)c->st.total, (long)c->st.exec, (long)c->st.sched,
+              (long)c->st.syscall);
+    cr_assert_eq(kv(c->st.block, c->st.nblock, s, "chan receive"), 30);
+    tdx_gostats_free(s);
+    free_gen(&gen);
+}
