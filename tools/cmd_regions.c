@@ -113,7 +113,7 @@ typedef struct detail {
     uint64_t seq;
     tdx_buf pay;
     tdx_gostat_kvvec kv; /* the maps of the region read back */
-    int64_t t0;
+    const char *path; /* the index, for error messages */
 } detail;
 
 /* A selected region's bytes: its row's fields, then its statistics as tdx_gostat_encode codes
@@ -163,7 +163,7 @@ static int feed_event(void *ctx, const tdx_event *e, const tdx_gen *g) {
     detail *d = ctx;
     tdx_err err;
     if (tdx_gostats_event(d->gs, e, g, &err)) {
-        cli_report(NULL, &err);
+        cli_report(d->path, &err);
         return -1;
     }
     return 0;
@@ -192,6 +192,7 @@ static int show_detail(tdx_index *ix, const char *type, bool has_pc, uint64_t pc
     memset(&d, 0, sizeof d);
     d.latmin = latmin;
     d.latmax = latmax;
+    d.path = ix->path;
     cli_stattable T;
     memset(&T, 0, sizeof T);
     tdx_buf o = {0}, name = {0};

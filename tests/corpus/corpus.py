@@ -295,6 +295,10 @@ def check_corrupt(tdx, name, tmp):
                          what + " (pprof)")
         if kind == 23:
             expect_error(tdx, [tdx, "regions", bad], ["corrupt", "rebuild"], what + " (regions)")
+        # one group's regions (/userregion) come from every event block
+        if kind in (6, 7):
+            expect_error(tdx, [tdx, "regions", bad, "--latmin", "0"], ["corrupt", "rebuild"],
+                         what + " (regions --latmin 0)")
         if kind == 24:
             expect_error(tdx, [tdx, "mmu", bad], ["corrupt", "rebuild"], what + " (mmu)")
         # A whole-trace query replays every event block (decoded ahead on a second thread).
