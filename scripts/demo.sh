@@ -61,6 +61,9 @@ if "$T" --help | grep -q '^  build'; then
     step "User regions by type and where they began (go tool trace's /userregions page; first lines)" \
          "traceidx regions $OUT/service.tidx | head -n 10"
     "$T" regions "$OUT/service.tidx" | head -n 10
+    step "The db.Query regions that took 1ms or more, one by one: where their time went (go tool trace's /userregion page; first lines)" \
+         "traceidx regions $OUT/service.tidx --type db.Query --latmin 1ms | head -n 8"
+    "$T" regions "$OUT/service.tidx" --type db.Query --latmin 1ms --quiet | head -n 8
     step "Where goroutines waited on channels, selects and locks (go tool trace -pprof=sync; the top 2)" \
          "traceidx pprof sync $OUT/service.tidx --top 2 | head -n 14"
     "$T" pprof sync "$OUT/service.tidx" --top 2 | head -n 14
