@@ -99,6 +99,11 @@ static void add(tdx_goprof *p, int which, uint32_t name, uint32_t stack, int64_t
     if (ns > 0) add_n(p, which, name, stack, 1, ns, seq);
 }
 
+void tdx_goprof_add(tdx_goprof *p, int which, uint32_t name, uint32_t stack, int64_t ns,
+                    uint64_t seq) {
+    add(p, which, name, stack, ns, seq);
+}
+
 /* A counted wait: filed under the goroutine's name, or kept until it has one. */
 static void count(tdx_goprof *p, tdx_goprof_g *g, int which, uint32_t name, uint32_t stack,
                   int64_t ns, uint64_t seq) {
@@ -266,8 +271,7 @@ static int cmp_rec(const void *a, const void *b) {
     return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-/* Merges the records whose stacks' first 128 PCs are equal (padded with zeros), in place. */
-static int merge(tdx_goprof_recs *r, const tdx_gen *tabs) {
+int tdx_goprof_merge(tdx_goprof_recs *r, const tdx_gen *tabs) {
     size_t n = r->n;
     if (n < 2) return 0;
     size_t total = 0; /* the PCs compared: up to 128 a stack */
@@ -376,7 +380,8 @@ int tdx_goprof_read(const uint8_t *p, size_t n, uint64_t off, const tdx_gen *tab
     }
     if (d.bad || d.p != d.end)
         return tdx_index_corrupt(err, off + (uint64_t)(d.p - p), "section PPROF");
-    if (merge(out, tabs)) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    if (tdx_goprof_merge(out, tabs))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     if (out->n > 1) qsort(out->v, out->n, sizeof *out->v, cmp_rec);
     return 0;
 }

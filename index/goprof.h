@@ -78,6 +78,11 @@ void tdx_goprof_g_free(tdx_goprof_g *g);
 void tdx_goprof_step(tdx_goprof *p, tdx_goprof_g *g, int64_t t, uint64_t seq, uint8_t to,
                      unsigned reason_bits, uint32_t stack, int64_t start, int64_t end,
                      uint32_t name);
+/* Adds one wait of ns (counted only when above 0) to the sum of (profile, name, stack); seq, the
+ * event that ended it, names the stack among those Go takes as one. Sets p->oom. */
+void tdx_goprof_add(tdx_goprof *p, int which, uint32_t name, uint32_t stack, int64_t ns,
+                    uint64_t seq);
+
 /* The goroutine's summary record ends (it ended at `end`, or the trace did), named `name`: its
  * waits pending since before a first run that never came count, and those counted before it had
  * a name are filed under it. */
@@ -99,6 +104,11 @@ typedef struct tdx_goprof_rec {
     uint64_t seq;
 } tdx_goprof_rec;
 typedef TDX_VEC(tdx_goprof_rec) tdx_goprof_recs;
+
+/* Merges the records whose stacks' first 128 PCs are equal (padded with zeros), in place, each
+ * group named by the stack of its latest wait (highest seq), as Go's profile does. 0, or -1 on
+ * memory exhaustion. */
+int tdx_goprof_merge(tdx_goprof_recs *r, const tdx_gen *tabs);
 
 /* Profile `which` (-1: none, only the checks) of section bytes p[0..n) (at file offset off), of
  * the goroutines named `name`

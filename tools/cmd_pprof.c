@@ -14,9 +14,13 @@
 #include "index/goprof.h"
 #include "index/pprofout.h"
 #include "index/reader.h"
+#include "index/regprof.h"
+#include "tools/regsel.h"
 
 static const char pprof_help[] =
-    "usage: traceidx pprof TYPE INDEX [--name NAME] [-o FILE] [--json | --top N]\n\n"
+    "usage: traceidx pprof TYPE INDEX [--name NAME] [-o FILE] [--json | --top N]\n"
+    "       traceidx pprof TYPE INDEX [--region TYPE] [--pc PC] [--latmin DUR] [--latmax DUR]\n"
+    "                                 [-o FILE] [--json | --top N] [--quiet]\n\n"
     "One of go tool trace's pprof-style profiles, as `go tool trace -pprof=TYPE` writes it: the\n"
     "time goroutines spent waiting, summed by the stack where each wait began.\n\n"
     "  net      network blocking (go tool trace's /io page): blocked with reason \"network\"\n"
@@ -27,6 +31,13 @@ static const char pprof_help[] =
     "  --name NAME  only the goroutines of that name (a group of `traceidx goroutines`), as\n"
     "               go tool trace's goroutine page links them (/block?name=NAME...; '' is all\n"
     "               of them, as in Go)\n"
+    "  --region TYPE, --pc PC, --latmin DUR, --latmax DUR\n"
+    "               only the waits within the regions these select, as `regions --type`\n"
+    "               lists them (go tool trace's /regionio, /regionblock, /regionsyscall and\n"
+    "               /regionsched pages, which /userregion links to): a wait counts its\n"
+    "               overlap with its goroutine's selected regions (nested ones left out, as in\n"
+    "               Go). This reads every event of the index twice (seconds for a large trace)\n"
+    "  --quiet      no progress on stderr for --region's passes\n"
     "  -o FILE      write to FILE (replaced whole, never left half-written) instead of stdout\n"
     "  --json       the stacks as JSON, the costliest first: each with its count of waits,\n"
     "               their total in ns, and its frames, innermost first\n"
@@ -150,11 +161,73 @@ static int show_top(tdx_buf *o, bool stream, const tdx_gen *t, const prof *pf, u
     return 0;
 }
 
+/* ---- a region profile (/regionio, ...) ---- */
+
+typedef struct regfeed {
+    tdx_regprof *rp;
+    uint64_t n;
+    const char *path;
+} regfeed;
+
+static int add_region(void *ctx, const tdx_gostat_region *r, tdx_err *err) {
+    regfeed *f = ctx;
+    f->n++;
+    if (tdx_regprof_region(f->rp, r->goroutine, r->start, r->end))
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    return 0;
+}
+
+static int feed_wait(void *ctx, const tdx_event *e, const tdx_gen *g) {
+    regfeed *f = ctx;
+    if (!tdx_regprof_event(f->rp, e, g)) return 0;
+    fprintf(stderr, "traceidx: %s: out of memory\n", f->path);
+    return -1;
+}
+
+/* Profile `which` within the selected regions: one pass finds them, a second measures the
+ * waits. The count of regions selected, or -1 once reported. */
+static int64_t region_profile(tdx_index *ix, const cli_regsel *sel, int which, bool quiet,
+                              tdx_goprof_recs *recs) {
+    regfeed f = {tdx_regprof_new(which), 0, ix->path};
+    tdx_gostats *gs = NULL;
+    tdx_err err = {0};
+    int64_t rc = -1;
+    if (!f.rp) {
+        fprintf(stderr, "traceidx: out of memory\n");
+        return -1;
+    }
+    if (cli_regsel_pass(ix, sel, quiet, add_region, &f, &gs)) goto out;
+    if (tdx_regprof_seal(f.rp)) {
+        fprintf(stderr, "traceidx: %s: out of memory\n", ix->path);
+        goto out;
+    }
+    cli_progress prog;
+    cli_progress_init(&prog, "pprof", quiet);
+    int got = cli_index_events(ix, feed_wait, &f, &prog, &err);
+    cli_progress_end(&prog);
+    if (got < 0) cli_report(ix->path, &err);
+    if (got) goto out;
+    if (tdx_regprof_records(f.rp, &ix->tabs, recs, &err)) {
+        cli_report(ix->path, &err);
+        goto out;
+    }
+    rc = (int64_t)f.n;
+out:
+    tdx_gostats_free(gs);
+    tdx_regprof_free(f.rp);
+    return rc;
+}
+
 int cmd_pprof(int argc, char **argv) {
     const char *type = NULL, *path = NULL, *out = NULL, *name = NULL;
-    bool json = false, has_top = false;
+    bool json = false, has_top = false, quiet = false;
     uint64_t top = 0;
+    cli_regsel sel;
+    cli_regsel_init(&sel);
     for (int i = 1; i < argc; i++) {
+        int took = cli_regsel_arg(&sel, "pprof", "--region", argc, argv, &i);
+        if (took > 1) return took - 1;
+        if (took) continue;
         if (cli_is_help(argv[i])) {
             fputs(pprof_help, stdout);
             return TDX_EXIT_OK;
@@ -171,6 +244,8 @@ int cmd_pprof(int argc, char **argv) {
             i++;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--quiet")) {
+            quiet = true;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("pprof", "unknown option %s", argv[i]);
         } else if (!type) {
@@ -189,6 +264,10 @@ int cmd_pprof(int argc, char **argv) {
                                type);
     if (json && has_top)
         return cli_usage_error("pprof", "--json and --top are two outputs: pick one");
+    bool regions = cli_regsel_any(&sel);
+    if (regions && name)
+        return cli_usage_error("pprof", "--name selects goroutines, --region and its bounds "
+                                        "regions: pick one");
     bool to_file = out && strcmp(out, "-") != 0;
     if (!to_file && !json && !has_top && isatty(STDOUT_FILENO))
         return cli_usage_error("pprof", "a pprof file is not for a terminal: give -o FILE, or "
@@ -206,13 +285,20 @@ int cmd_pprof(int argc, char **argv) {
     tdx_buf o = {0};
     int rc = -1;
     uint64_t len;
-    const uint8_t *p = cli_index_section(&ix, TDX_SEC_PPROF, "profiles", &len);
-    if (!p) goto out;
-    tdx_str want = {(const uint8_t *)(name ? name : ""), name ? (uint32_t)strlen(name) : 0};
-    bool named;
-    if (tdx_goprof_read(p, (size_t)len, ix.sec[TDX_SEC_PPROF].off, &ix.tabs, which, &want, &recs,
-                        &named, &err))
-        goto report;
+    bool named = true;
+    if (regions) {
+        int64_t got = region_profile(&ix, &sel, which, quiet, &recs);
+        if (got < 0) goto out;
+        if (got == 0)
+            fprintf(stderr, "traceidx: %s: no region is selected; the profile is empty\n", ix.path);
+    } else {
+        const uint8_t *p = cli_index_section(&ix, TDX_SEC_PPROF, "profiles", &len);
+        if (!p) goto out;
+        tdx_str want = {(const uint8_t *)(name ? name : ""), name ? (uint32_t)strlen(name) : 0};
+        if (tdx_goprof_read(p, (size_t)len, ix.sec[TDX_SEC_PPROF].off, &ix.tabs, which, &want,
+                            &recs, &named, &err))
+            goto report;
+    }
     if (!named)
         fprintf(stderr,
                 "traceidx: %s: no goroutine named \"%s\" waited (`traceidx goroutines %s` lists "

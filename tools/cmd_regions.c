@@ -11,6 +11,7 @@
 #include "index/extsort.h"
 #include "index/gostats.h"
 #include "index/regstats.h"
+#include "tools/regsel.h"
 #include "tools/stattable.h"
 
 static const char regions_help[] =
@@ -43,7 +44,9 @@ static const char regions_help[] =
     "(its goroutine's statistics at its end less those at its begin): a region without a begin\n"
     "has its goroutine's from the start, and one the trace's end closes has them up to the\n"
     "last event. They are computed from every event of the index, so this reads the whole\n"
-    "index once (seconds for a large trace).\n\n"
+    "index once (seconds for a large trace). The page's four profiles of the time the\n"
+    "selected regions waited are `traceidx pprof net|sync|syscall|sched INDEX --region TYPE`\n"
+    "with the same options.\n\n"
     "INDEX may be the trace itself: its TRACE.tidx is used after checking it matches. As in Go,\n"
     "the regions are those of every goroutine in Go's summary: a region not ended runs to its\n"
     "goroutine's end, or to the trace's end (the last Sync) when the goroutine outlives it\n"
@@ -105,23 +108,19 @@ static int count_row(void *ctx, const tdx_rgrow *r) {
 
 /* ---- one group's regions (/userregion) ---- */
 
-/* The filter, and the regions it selected, in the order they ended (spilled past a budget). */
+/* The regions selected, in the order they ended (spilled past a budget). */
 typedef struct detail {
-    int64_t latmin, latmax; /* -1: none */
     tdx_gostats *gs;
     tdx_xsort *rows;
     uint64_t seq;
     tdx_buf pay;
     tdx_gostat_kvvec kv; /* the maps of the region read back */
-    const char *path; /* the index, for error messages */
 } detail;
 
 /* A selected region's bytes: its row's fields, then its statistics as tdx_gostat_encode codes
  * them. */
 static int on_region(void *ctx, const tdx_gostat_region *r, tdx_err *err) {
     detail *d = ctx;
-    int64_t lat = tdx_wsub(r->end, r->start);
-    if ((d->latmin >= 0 && lat < d->latmin) || (d->latmax >= 0 && lat > d->latmax)) return 0;
     tdx_buf *b = &d->pay;
     b->n = 0;
     if (tdx_buf_uvarint(b, r->task) || tdx_buf_uvarint(b, tdx_zigzag(r->start)) ||
@@ -159,61 +158,26 @@ static tdx_str detail_str(const void *ctx, uint32_t id) {
     return tdx_gostats_str(((const detail *)ctx)->gs, id);
 }
 
-static int feed_event(void *ctx, const tdx_event *e, const tdx_gen *g) {
-    detail *d = ctx;
-    tdx_err err;
-    if (tdx_gostats_event(d->gs, e, g, &err)) {
-        cli_report(d->path, &err);
-        return -1;
-    }
-    return 0;
-}
-
-/* Go's name of the filter: its conditions, joined by spaces. */
-static void filter_name(tdx_buf *o, const char *type, bool has_pc, uint64_t pc, int64_t latmin,
-                        int64_t latmax) {
-    if (type) tdx_go_quote(o, (const uint8_t *)type, strlen(type));
-    if (has_pc) tdx_buf_printf(o, "%s@ 0x%" PRIx64, o->n ? " " : "", pc);
-    for (int k = 0; k < 2; k++) {
-        int64_t v = k ? latmax : latmin;
-        char d[64];
-        if (v < 0) continue;
-        cli_duration(d, sizeof d, v);
-        tdx_buf_printf(o, "%s(latency %s %s)", o->n ? " " : "", k ? "<=" : ">=", d);
-    }
-}
-
-static int show_detail(tdx_index *ix, const char *type, bool has_pc, uint64_t pc, int64_t latmin,
-                       int64_t latmax, const char *sort, bool json, bool quiet) {
+static int show_detail(tdx_index *ix, const cli_regsel *sel, const char *sort, bool json,
+                       bool quiet) {
     char beside[4096];
     cli_scratch_beside(beside, sizeof beside);
     const size_t budget = 16u << 20;
     detail d;
     memset(&d, 0, sizeof d);
-    d.latmin = latmin;
-    d.latmax = latmax;
-    d.path = ix->path;
     cli_stattable T;
     memset(&T, 0, sizeof T);
     tdx_buf o = {0}, name = {0};
     tdx_err err = {0};
     int rc = -1;
-    if (!(d.gs = tdx_gostats_new(beside, budget)) || !(d.rows = tdx_xsort_new(beside, budget))) {
+    if (!(d.rows = tdx_xsort_new(beside, budget))) {
         fprintf(stderr, "traceidx: out of memory\n");
         goto out;
     }
-    tdx_gostats_region_detail(d.gs, (const uint8_t *)type, type ? strlen(type) : 0, type != NULL,
-                              pc, has_pc, on_region, &d);
-    cli_progress prog;
-    cli_progress_init(&prog, "regions", quiet);
-    int got = cli_index_events(ix, feed_event, &d, &prog, &err);
-    cli_progress_end(&prog);
-    if (got < 0) cli_report(ix->path, &err);
-    if (got) goto out;
-    if (tdx_gostats_finish(d.gs, &err)) goto report;
+    if (cli_regsel_pass(ix, sel, quiet, on_region, &d, &d.gs)) goto out;
     cli_statsrc src = {detail_rewind, detail_next, detail_str, &d};
     if (cli_stattable_columns(&T, &src, true, &err)) goto report;
-    filter_name(&name, type, has_pc, pc, latmin, latmax);
+    cli_regsel_name(sel, &name);
     /* (no region: no column, and nothing to order) */
     if (T.nrows && cli_stattable_sort_by(&T, sort)) {
         tdx_buf l = {0};
@@ -256,12 +220,14 @@ out:
 
 int cmd_regions(int argc, char **argv) {
     const char *path = NULL;
-    const char *type = NULL, *sort = NULL;
-    bool json = false, quiet = false, has_pc = false;
-    uint64_t pc = 0;
-    int64_t latmin = -1, latmax = -1;
+    const char *sort = NULL;
+    bool json = false, quiet = false;
+    cli_regsel sel;
+    cli_regsel_init(&sel);
     for (int i = 1; i < argc; i++) {
-        bool more = i + 1 < argc;
+        int took = cli_regsel_arg(&sel, "regions", "--type", argc, argv, &i);
+        if (took > 1) return took - 1;
+        if (took) continue;
         if (cli_is_help(argv[i])) {
             fputs(regions_help, stdout);
             return TDX_EXIT_OK;
@@ -269,20 +235,9 @@ int cmd_regions(int argc, char **argv) {
             json = true;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = true;
-        } else if (!strcmp(argv[i], "--type") || !strcmp(argv[i], "--sort")) {
-            if (!more) return cli_usage_error("regions", "%s needs a value", argv[i]);
-            *(argv[i][2] == 't' ? &type : &sort) = argv[i + 1];
-            i++;
-        } else if (!strcmp(argv[i], "--pc")) {
-            if (!more || cli_parse_hex(argv[i + 1], &pc))
-                return cli_usage_error("regions", "--pc needs a hexadecimal PC (0x4a1b2c)");
-            has_pc = true;
-            i++;
-        } else if (!strcmp(argv[i], "--latmin") || !strcmp(argv[i], "--latmax")) {
-            int64_t *v = !strcmp(argv[i], "--latmin") ? &latmin : &latmax;
-            if (!more || cli_parse_duration(argv[i + 1], v))
-                return cli_usage_error("regions", "%s needs a duration (10ms, 1.5s, ...)", argv[i]);
-            i++;
+        } else if (!strcmp(argv[i], "--sort")) {
+            if (i + 1 >= argc) return cli_usage_error("regions", "--sort needs a column");
+            sort = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error("regions", "unknown option %s", argv[i]);
         } else if (!path) {
@@ -292,13 +247,13 @@ int cmd_regions(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("regions", "need an INDEX");
-    bool one = type || has_pc || latmin >= 0 || latmax >= 0;
+    bool one = cli_regsel_any(&sel);
     if (sort && !one)
         return cli_usage_error("regions", "--sort orders the regions --type or a filter selects");
     tdx_index ix;
     if (cli_open_index(path, &ix, false)) return TDX_EXIT_FAIL;
     if (one) {
-        int drc = show_detail(&ix, type, has_pc, pc, latmin, latmax, sort, json, quiet);
+        int drc = show_detail(&ix, &sel, sort, json, quiet);
         tdx_index_close(&ix);
         return drc ? TDX_EXIT_FAIL : TDX_EXIT_OK;
     }

@@ -119,3 +119,89 @@ def track_goroutine(recs, ev, inherited):
     if rec["name"] == "" and ev.tstack:
         rec["name"] = ev.tstack[-1][0]
     return rec, ev.new == "NotExist" or (ev.new == "Waiting" and ev.reason == "forever")
+
+
+# ---- cmd/trace's pprof-style profiles (pprof_test, and the region profiles of regions_test) ----
+
+MAX_PCS = 128
+
+
+def outermost_intervals(ivs):
+    """Go's outermost regions of one goroutine: by start (then end), each kept only if it starts
+    at or after the end of the last kept one (the first compared with time 0)."""
+    kept, last = [], 0
+    for a, b in sorted(ivs):
+        if last <= a:
+            kept.append((a, b))
+            last = b
+    return kept
+
+
+def goroutines(evs):
+    """The summary's goroutines (the last record of an id): [first run, end, name]."""
+    gs = {}
+    for ev in evs:
+        t, g, old, new, reason = ev.time, ev.goid, ev.old, ev.new, ev.reason
+        if g is None or old == new:
+            continue
+        if old in ("Undetermined", "NotExist"):
+            gs[g] = [0, 0, ""]
+        if g not in gs:
+            continue
+        if gs[g][2] == "" and ev.tstack:
+            gs[g][2] = ev.tstack[-1][0]
+        if new == "Running" and gs[g][0] == 0:
+            gs[g][0] = t
+        if new == "NotExist" or (new == "Waiting" and reason == "forever"):
+            gs[g][1] = t
+    return gs
+
+
+def profiles(evs, gname="", regions=None):
+    """cmd/trace's four profiles of the events, of the goroutines named gname ("": all):
+    {profile: sorted [(count, ns, stack)]}. A wait counts within its goroutine's life, from its
+    first run to its end; or, given regions ({goroutine: [(start, end)]}, the selected regions
+    of the region profiles), its overlaps with the outermost of its goroutine's."""
+    gs = {g: x for g, x in goroutines(evs).items() if not gname or x[2] == gname}
+    if regions is not None:
+        gs = {g: outermost_intervals(ivs) for g, ivs in regions.items()}
+    tend = evs[-1].time
+    out = {}
+    for name, state, track in (
+            ("net", "Waiting", lambda r: r == "network"),
+            ("sync", "Waiting", lambda r: "chan" in r or "sync" in r or "select" in r),
+            ("syscall", "Syscall", lambda r: True),
+            ("sched", "Runnable", lambda r: True)):
+        recs, tracking = {}, {}
+        for ev in evs:
+            t, g, new, reason, stack = ev.time, ev.goid, ev.new, ev.reason, ev.stack
+            if g is None:
+                continue
+            began = tracking.get(g)
+            if began is None:
+                if new == state and track(reason):
+                    tracking[g] = (t, stack)
+                continue
+            if new == state:
+                continue
+            del tracking[g]
+            if g not in gs:
+                continue
+            if regions is not None:
+                o = sum(max(min(b, t) - max(a, began[0]), 0) for a, b in gs[g])
+            else:
+                a, b = gs[g][0], gs[g][1] or tend
+                if b < began[0] or t < a:
+                    continue
+                o = min(b, t) - max(a, began[0])
+            if o <= 0:
+                continue
+            pcs = [fr[3] for fr in began[1][:MAX_PCS]]
+            while pcs and pcs[-1] == 0:
+                pcs.pop()
+            r = recs.setdefault(tuple(pcs), [0, 0, None])
+            r[0] += 1
+            r[1] += o
+            r[2] = began[1][:MAX_PCS]
+        out[name] = sorted((c, ns, st) for c, ns, st in recs.values())
+    return out

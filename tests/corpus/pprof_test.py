@@ -18,75 +18,10 @@ import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run, without_section
-from goevents import golden_indexes, parse, parse_dump
+from goevents import golden_indexes, goroutines, parse, parse_dump, profiles
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 PROFILES = ("net", "sync", "syscall", "sched")
-MAX_PCS = 128
-
-def goroutines(evs):
-    """The summary's goroutines (the last record of an id): [first run, end, name]."""
-    gs = {}
-    for ev in evs:
-        t, g, old, new, reason = ev.time, ev.goid, ev.old, ev.new, ev.reason
-        if g is None or old == new:
-            continue
-        if old in ("Undetermined", "NotExist"):
-            gs[g] = [0, 0, ""]
-        if g not in gs:
-            continue
-        if gs[g][2] == "" and ev.tstack:
-            gs[g][2] = ev.tstack[-1][0]
-        if new == "Running" and gs[g][0] == 0:
-            gs[g][0] = t
-        if new == "NotExist" or (new == "Waiting" and reason == "forever"):
-            gs[g][1] = t
-    return gs
-
-
-def profiles(evs, gname=""):
-    """cmd/trace's four profiles of the events, of the goroutines named gname ("": all):
-    {profile: sorted [(count, ns, stack)]}. A wait counts within its goroutine's life, from its
-    first run to its end."""
-    gs = {g: x for g, x in goroutines(evs).items() if not gname or x[2] == gname}
-    tend = evs[-1].time
-    out = {}
-    for name, state, track in (
-            ("net", "Waiting", lambda r: r == "network"),
-            ("sync", "Waiting", lambda r: "chan" in r or "sync" in r or "select" in r),
-            ("syscall", "Syscall", lambda r: True),
-            ("sched", "Runnable", lambda r: True)):
-        recs, tracking = {}, {}
-        for ev in evs:
-            t, g, new, reason, stack = ev.time, ev.goid, ev.new, ev.reason, ev.stack
-            if g is None:
-                continue
-            began = tracking.get(g)
-            if began is None:
-                if new == state and track(reason):
-                    tracking[g] = (t, stack)
-                continue
-            if new == state:
-                continue
-            del tracking[g]
-            if g not in gs:
-                continue
-            a, b = gs[g][0], gs[g][1] or tend
-            if b < began[0] or t < a:
-                continue
-            o = min(b, t) - max(a, began[0])
-            if o <= 0:
-                continue
-            pcs = [fr[3] for fr in began[1][:MAX_PCS]]
-            while pcs and pcs[-1] == 0:
-                pcs.pop()
-            r = recs.setdefault(tuple(pcs), [0, 0, None])
-            r[0] += 1
-            r[1] += o
-            r[2] = began[1][:MAX_PCS]
-        out[name] = sorted((c, ns, st) for c, ns, st in recs.values())
-    return out
-
 
 def ours_json(idx, name, *args):
     d = json.loads(run([TDX, "pprof", name, idx, "--json"] + list(args), ok=True).stdout)
@@ -277,7 +212,10 @@ def check_cli(tmp):
     for args in [[], ["sync"], ["block", idx], ["sync", idx, "--top"], ["sync", idx, "--top", "0"],
                  ["sync", idx, "--name"],
                  ["sync", idx, "--json", "--top", "3"], ["sync", idx, "-o"],
-                 ["sync", idx, "--frobnicate"], ["sync", idx, idx]]:
+                 ["sync", idx, "--frobnicate"], ["sync", idx, idx],
+                 ["sync", idx, "--region"], ["sync", idx, "--region", "t", "--name", "main.main"],
+                 ["sync", idx, "--pc", "0xzz"], ["sync", idx, "--latmin", "5 apples"],
+                 ["sync", idx, "--latmax"]]:
         p = run([TDX, "pprof"] + args)
         if p.returncode != 2 or not p.stderr:
             fail("pprof %s: exit %d, wanted a usage error (2)" % (args, p.returncode))

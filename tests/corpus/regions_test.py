@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 from common import TESTDATA, fail, refuses_garbage, run, without_section
-from goevents import golden_indexes, parse, parse_dump, track_goroutine
+from goevents import golden_indexes, parse, parse_dump, profiles, track_goroutine
 
 TDX, OURS = sys.argv[1], sys.argv[2]
 LOG_DIV = math.log(math.pow(10, 1.0 / 5))
@@ -425,6 +425,42 @@ def check_detail_golden(name, idx, evs, table):
                 fail("%s: regions --type %r --sort %r disagrees with the model" % (name, typ, col))
     return n, ranged
 
+
+PROFILES = ("net", "sync", "syscall", "sched")
+
+
+def ours_profile(idx, name, *args):
+    d = json.loads(run([TDX, "pprof", name, idx, "--json"] + list(args), ok=True).stdout)
+    return sorted((s["count"], s["delay_ns"],
+                   tuple((f["func"], f["file"], f["line"], int(f["pc"], 16)) for f in s["frames"]))
+                  for s in d["stacks"])
+
+
+def check_region_profiles(name, idx, evs, table):
+    """Go's four region profiles (/regionio, ...) of every group of the table, of one type
+    whatever the frame, and of a latency bound, against cmd/trace's algorithm (goevents.profiles)
+    over the model's regions. Returns the count of non-empty profiles."""
+    _, regs = region_stats(evs)
+    sels = [(["--region", r["type"], "--pc", r["pc"]],
+             lambda x, r=r: x["type"] == r["type"] and x["pc"] == int(r["pc"], 16))
+            for r in table["types"]]
+    typ = table["types"][-1]["type"]
+    sels.append((["--region", typ], lambda x: x["type"] == typ))
+    sels.append((["--latmin", "50us"], lambda x: x["end"] - x["start"] >= 50000))
+    nonempty = 0
+    for args, pick in sels:
+        chosen = {}
+        for x in regs:
+            if pick(x):
+                chosen.setdefault(x["goroutine"], []).append((x["start"], x["end"]))
+        want = profiles(evs, regions=chosen)
+        for prof in PROFILES:
+            got = ours_profile(idx, prof, *args)
+            if got != want[prof]:
+                fail("%s: pprof %s %s:\n%s\nwanted:\n%s" % (name, prof, args, got, want[prof]))
+            nonempty += bool(got)
+    return nonempty
+
 def check_cli(tmp):
     idx = os.path.join(tmp, "basic.tidx")
     if "usage: traceidx regions" not in run([TDX, "regions", "--help"], ok=True).stdout.decode():
@@ -441,6 +477,10 @@ def check_cli(tmp):
     p = run([TDX, "regions", idx, "--type", "outer", "--sort", "Block time (nope)"])
     if p.returncode != 1 or b'they have: "Execution time"' not in p.stderr:
         fail("regions --sort of a column they lack: exit %d\n%s" % (p.returncode, p.stderr))
+    p = run([TDX, "pprof", "sync", idx, "--region", "no such type", "--json"])
+    if p.returncode != 0 or b"no region is selected" not in p.stderr or \
+            json.loads(p.stdout)["stacks"] != []:
+        fail("pprof --region of no region: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
     refuses_garbage(TDX, "regions", tmp)
     without_section(TDX, idx, 23, ["regions"], "holds no region table", tmp)
 
@@ -453,7 +493,7 @@ def main():
         if not os.path.isdir(os.path.join(TESTDATA, "golden")):
             print("SKIP: %s not found: Go's traces not checked" % TESTDATA)
             return
-        n = nonempty = listed = ranged = 0
+        n = nonempty = listed = ranged = profiled = 0
         for name, idx, events in golden_indexes(TDX, TESTDATA, tmp):
             evs = parse(events)
             want, got = regions(evs), ours(idx)
@@ -464,11 +504,14 @@ def main():
             if want["regions"]:
                 k, r = check_detail_golden(name, idx, evs, want)
                 listed, ranged = listed + k, ranged + r
-        if n < 20 or nonempty < 3 or listed < 2200 or ranged < 900:
+                profiled += check_region_profiles(name, idx, evs, want)
+        if n < 20 or nonempty < 3 or listed < 2200 or ranged < 900 or profiled < 20:
             fail("only %d of Go's traces (%d with regions; %d regions listed, %d with range "
-                 "time) checked" % (n, nonempty, listed, ranged))
+                 "time; %d non-empty region profiles) checked" % (n, nonempty, listed, ranged,
+                                                                 profiled))
         print("ok: basic.test by hand, and %d of Go's traces (%d with regions; %d regions listed "
-              "one by one, %d with range time)" % (n, nonempty, listed, ranged))
+              "one by one, %d with range time; %d non-empty region profiles)" %
+              (n, nonempty, listed, ranged, profiled))
 
 
 main()

@@ -86,11 +86,13 @@ static void analyses(const char *ix, const char *trace, bool intact) {
         {"pprof", "sync", "--top", "5"},
         {"pprof", "syscall", "--json"},
         {"pprof", "sched", "--json"},
+        {"pprof", "sync", "--region", "", "--json"},
+        {"pprof", "sched", "--latmin", "0", "--json"},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         int rc =
             cmds[i][1] && strcmp(cmds[i][0], "pprof") == 0
-                ? fz_cmd(q, "pprof", cmds[i][1], ix, cmds[i][2], cmds[i][3], FZ_END)
+                ? fz_cmd(q, "pprof", cmds[i][1], ix, cmds[i][2], cmds[i][3], cmds[i][4], FZ_END)
                 : fz_cmd(q, cmds[i][0], ix, cmds[i][1], cmds[i][2], cmds[i][3], cmds[i][4], FZ_END);
         /* (mmu may find no GOMAXPROCS; tasks --id, no task 1) */
         if (rc != 0 && (rc != 1 || (strcmp(cmds[i][0], "mmu") != 0 &&
