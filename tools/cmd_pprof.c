@@ -83,7 +83,9 @@ typedef struct prof {
     const tdx_goprof_rec *r;
     size_t n;
     uint64_t count;
-    int64_t ns; /* (summed as Go sums it, wrapping) */
+    int64_t ns;         /* (summed as Go sums it, wrapping) */
+    const tdx_buf *sel; /* --region's selection in Go's words, or NULL */
+    int64_t nregions;   /* the regions it selected */
 } prof;
 
 static int show_json(tdx_buf *o, bool stream, const tdx_gen *t, const prof *pf) {
@@ -130,9 +132,16 @@ static int show_top(tdx_buf *o, bool stream, const tdx_gen *t, const prof *pf, u
     int which = pf->which;
     char b[256], d[64];
     cli_duration(d, sizeof d, ns);
-    snprintf(b, sizeof b, "%s (%s): %" PRIu64 " wait%s, %s in all, over %zu stack%s\n",
-             titles[which], tdx_goprof_name(which), count, count == 1 ? "" : "s", d, n,
-             n == 1 ? "" : "s");
+    snprintf(b, sizeof b, "%s (%s)", titles[which], tdx_goprof_name(which));
+    put_str(o, b);
+    if (pf->sel) {
+        snprintf(b, sizeof b, " within %" PRId64 " region%s ", pf->nregions,
+                 pf->nregions == 1 ? "" : "s");
+        put_str(o, b);
+        tdx_buf_append(o, pf->sel->v, pf->sel->n);
+    }
+    snprintf(b, sizeof b, ": %" PRIu64 " wait%s, %s in all, over %zu stack%s\n", count,
+             count == 1 ? "" : "s", d, n, n == 1 ? "" : "s");
     put_str(o, b);
     for (size_t i = 0; i < n && i < top; i++) {
         cli_duration(d, sizeof d, r[i].ns);
@@ -282,14 +291,16 @@ int cmd_pprof(int argc, char **argv) {
     tdx_err err;
     tdx_err_clear(&err);
     tdx_goprof_recs recs = {0};
-    tdx_buf o = {0};
+    tdx_buf o = {0}, selname = {0};
     int rc = -1;
     uint64_t len;
     bool named = true;
+    int64_t nregions = 0;
     if (regions) {
-        int64_t got = region_profile(&ix, &sel, which, quiet, &recs);
-        if (got < 0) goto out;
-        if (got == 0)
+        nregions = region_profile(&ix, &sel, which, quiet, &recs);
+        if (nregions < 0) goto out;
+        cli_regsel_name(&sel, &selname);
+        if (nregions == 0)
             fprintf(stderr, "traceidx: %s: no region is selected; the profile is empty\n", ix.path);
     } else {
         const uint8_t *p = cli_index_section(&ix, TDX_SEC_PPROF, "profiles", &len);
@@ -305,7 +316,7 @@ int cmd_pprof(int argc, char **argv) {
                 "the names); the profile is empty\n",
                 ix.path, name, path);
     if (recs.n > 1) qsort(recs.v, recs.n, sizeof *recs.v, by_delay);
-    prof pf = {which, recs.v, recs.n, 0, 0};
+    prof pf = {which, recs.v, recs.n, 0, 0, regions ? &selname : NULL, nregions};
     for (size_t i = 0; i < recs.n; i++)
         pf.count += recs.v[i].count, pf.ns = tdx_wadd(pf.ns, recs.v[i].ns);
     int got = 0;
@@ -334,6 +345,7 @@ report:
 out:
     tdx_vec_free(&recs);
     tdx_vec_free(&o);
+    tdx_vec_free(&selname);
     tdx_index_close(&ix);
     return rc ? TDX_EXIT_FAIL : TDX_EXIT_OK;
 }

@@ -481,6 +481,9 @@ def check_cli(tmp):
     if p.returncode != 0 or b"no region is selected" not in p.stderr or \
             json.loads(p.stdout)["stacks"] != []:
         fail("pprof --region of no region: exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr))
+    top = run([TDX, "pprof", "sched", idx, "--region", "outer", "--top", "1"]).stdout.decode()
+    if not top.startswith('scheduler latency (sched) within 2 regions "outer": 1 wait, 410ns'):
+        fail("pprof --region --top names the selection:\n%s" % top)
     refuses_garbage(TDX, "regions", tmp)
     without_section(TDX, idx, 23, ["regions"], "holds no region table", tmp)
 
