@@ -67,6 +67,9 @@ if "$T" --help | grep -q '^  build'; then
     step "Where goroutines waited on channels, selects and locks (go tool trace -pprof=sync; the top 2)" \
          "traceidx pprof sync $OUT/service.tidx --top 2 | head -n 14"
     "$T" pprof sync "$OUT/service.tidx" --top 2 | head -n 14
+    step "Where the slow db.Query regions waited on the network (go tool trace's /regionio page; the top 1)" \
+         "traceidx pprof net $OUT/service.tidx --region db.Query --latmin 1ms --top 1 | head -n 8"
+    "$T" pprof net "$OUT/service.tidx" --region db.Query --latmin 1ms --top 1 --quiet | head -n 8
     step "The scheduler latency profile as a pprof file (go tool pprof reads it)" \
          "traceidx pprof sched $OUT/service.tidx -o $OUT/sched.pprof"
     "$T" pprof sched "$OUT/service.tidx" -o "$OUT/sched.pprof"
