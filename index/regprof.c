@@ -1,5 +1,5 @@
-/* regprof.c: the pprof-style profiles of go tool trace's region pages, over the selected regions'
- * intervals (see regprof.h). */
+/* regprof.c: the pprof-style profiles of go tool trace's region pages, over the selected regions
+ * read by start in step with the events (see regprof.h). */
 #include "index/regprof.h"
 
 #include <stdlib.h>
@@ -9,101 +9,128 @@
 #include "core/mem.h"
 #include "core/spec.h"
 #include "core/varint.h"
+#include "index/extsort.h"
 
-typedef struct iv {
-    int64_t g, start, end;
-} iv;
-
-/* A goroutine with selected regions: its intervals, and the wait being measured. */
-typedef struct gwait {
-    size_t first, n; /* its intervals in ivs */
-    int64_t at;      /* when the wait began */
-    uint32_t stack;  /* the stack of the event that began it */
-    bool on;
-} gwait;
+/* A goroutine's wait and regions, from its first wait or region to its end. */
+typedef struct gst {
+    int64_t at;     /* when the wait being measured began */
+    int64_t acc;    /* its overlap with the regions that arrived (and ended) during it */
+    int64_t cs, ce; /* the latest region kept */
+    int64_t last;   /* Go's end of the last region kept: a region starting before it is nested */
+    uint32_t stack; /* the stack of the event that began the wait */
+    uint8_t on, has_cur;
+} gst;
 
 struct tdx_regprof {
     int which;
-    TDX_VEC(iv) ivs;
-    TDX_VEC(gwait) gs;
-    tdx_hmap g_idx; /* goroutine id -> index in gs */
-    tdx_goprof sums;
+    tdx_xsort *x;
     uint64_t nev;
-    int oom;
+    bool more; /* (ns, ne, ng) is the next region by start, not arrived yet */
+    int64_t ns, ne, ng;
+    TDX_VEC(gst) gs;
+    TDX_VEC(uint32_t) unused; /* slots of gs free again */
+    tdx_hmap g_idx;           /* goroutine id -> slot in gs */
+    tdx_goprof sums;
 };
 
 /* The state each profile measures (as goprof.c's). */
 static const uint8_t measured[TDX_PROF_COUNT] = {TDX_GO_WAITING, TDX_GO_WAITING, TDX_GO_SYSCALL,
                                                  TDX_GO_RUNNABLE};
 
-tdx_regprof *tdx_regprof_new(int which) {
+tdx_regprof *tdx_regprof_new(int which, const char *beside, size_t budget) {
     if (which < 0 || which >= TDX_PROF_COUNT) return NULL;
     tdx_regprof *p = calloc(1, sizeof *p);
-    if (p) p->which = which;
+    if (!p) return NULL;
+    p->which = which;
+    if (!(p->x = tdx_xsort_new(beside, budget))) {
+        free(p);
+        return NULL;
+    }
     return p;
 }
 
 void tdx_regprof_free(tdx_regprof *p) {
     if (!p) return;
-    tdx_vec_free(&p->ivs);
+    tdx_xsort_free(p->x);
     tdx_vec_free(&p->gs);
+    tdx_vec_free(&p->unused);
     tdx_hmap_free(&p->g_idx);
     tdx_goprof_free(&p->sums);
     free(p);
 }
 
-int tdx_regprof_region(tdx_regprof *p, int64_t g, int64_t start, int64_t end) {
-    return tdx_vec_push(&p->ivs, ((iv){g, start, end})) ? -1 : 0;
+static int oom(tdx_err *err) {
+    return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
 }
 
-static int cmp_iv(const void *a, const void *b) {
-    const iv *x = a, *y = b;
-    if (x->g != y->g) return x->g < y->g ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return (x->end > y->end) - (x->end < y->end);
+int tdx_regprof_region(tdx_regprof *p, int64_t g, int64_t start, int64_t end, tdx_err *err) {
+    uint8_t b[8];
+    memcpy(b, &g, sizeof b);
+    /* by start, then end, as Go sorts each goroutine's regions */
+    return tdx_xsort_add(p->x, (uint64_t)start ^ TDX_XSORT_SIGN, (uint64_t)end ^ TDX_XSORT_SIGN, b,
+                         sizeof b, err);
 }
 
-int tdx_regprof_seal(tdx_regprof *p) {
-    if (p->ivs.n > 1) qsort(p->ivs.v, p->ivs.n, sizeof *p->ivs.v, cmp_iv);
-    size_t out = 0;
-    for (size_t i = 0; i < p->ivs.n;) {
-        int64_t g = p->ivs.v[i].g, last = 0;
-        gwait w = {out, 0, 0, 0, false};
-        /* Go keeps a region only if it starts at or after the end of the last kept one (its
-         * "last" begins at 0, so a region before time 0 is dropped too) */
-        for (; i < p->ivs.n && p->ivs.v[i].g == g; i++) {
-            if (last > p->ivs.v[i].start) continue;
-            p->ivs.v[out++] = p->ivs.v[i];
-            last = p->ivs.v[i].end;
-        }
-        w.n = out - w.first;
-        if (!w.n) continue;
-        if (p->gs.n >= UINT32_MAX - 1 || tdx_vec_push(&p->gs, w) ||
-            tdx_hmap_put(&p->g_idx, (uint64_t)g, (uint32_t)(p->gs.n - 1)))
-            return -1;
-    }
-    p->ivs.n = out;
+/* Reads the next region by start into (ns, ne, ng), or clears `more` at the end. */
+static int next_region(tdx_regprof *p, tdx_err *err) {
+    tdx_xrec r;
+    int rc = tdx_xsort_next(p->x, &r, err);
+    if (rc < 0) return -1;
+    p->more = rc == 1;
+    if (!p->more) return 0;
+    if (r.n != 8)
+        return tdx_errf(err, TDX_EIO, TDX_NO_OFFSET, "region profile: a sorted record is damaged");
+    p->ns = (int64_t)(r.k1 ^ TDX_XSORT_SIGN);
+    p->ne = (int64_t)(r.k2 ^ TDX_XSORT_SIGN);
+    memcpy(&p->ng, r.p, sizeof p->ng);
     return 0;
 }
 
-/* Go's sum of the wait [from, to]'s positive overlaps with the goroutine's intervals (disjoint
- * and sorted: the first that ends after `from` is found by bisection). */
-static int64_t overlapping(const tdx_regprof *p, const gwait *w, int64_t from, int64_t to) {
-    const iv *v = p->ivs.v + w->first;
-    size_t lo = 0, hi = w->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].end <= from)
-            lo = mid + 1;
-        else
-            hi = mid;
+int tdx_regprof_seal(tdx_regprof *p, tdx_err *err) {
+    if (tdx_xsort_rewind(p->x, err)) return -1;
+    return next_region(p, err);
+}
+
+/* Goroutine g's state; with `make`, a new one when it has none (NULL on memory exhaustion). */
+static gst *state_of(tdx_regprof *p, int64_t g, bool make) {
+    uint32_t at = tdx_hmap_get(&p->g_idx, (uint64_t)g);
+    if (at != TDX_HMAP_EMPTY) return &p->gs.v[at];
+    if (!make) return NULL;
+    bool reuse = p->unused.n > 0;
+    if (reuse) {
+        at = p->unused.v[p->unused.n - 1];
+    } else {
+        if (p->gs.n >= UINT32_MAX - 1 || tdx_vec_reserve(&p->gs, p->gs.n + 1)) return NULL;
+        at = (uint32_t)p->gs.n;
     }
-    int64_t sum = 0;
-    for (size_t i = lo; i < w->n && v[i].start < to; i++) {
-        int64_t o = tdx_wsub(v[i].end < to ? v[i].end : to, v[i].start > from ? v[i].start : from);
-        if (o > 0) sum = tdx_wadd(sum, o);
-    }
-    return sum;
+    if (tdx_hmap_put(&p->g_idx, (uint64_t)g, at)) return NULL;
+    if (reuse)
+        p->unused.n--;
+    else
+        p->gs.n++;
+    memset(&p->gs.v[at], 0, sizeof p->gs.v[at]);
+    return &p->gs.v[at];
+}
+
+/* Go's overlap of [s, e] with [from, to], when positive. */
+static int64_t overlap(int64_t s, int64_t e, int64_t from, int64_t to) {
+    int64_t o = tdx_wsub(e < to ? e : to, s > from ? s : from);
+    return o > 0 ? o : 0;
+}
+
+/* The region (ns, ne) of ng starts: nested in the last one kept, or now the latest. The one it
+ * replaces ends before it starts, so before any wait still to end: a wait under way takes its
+ * overlap now. */
+static int arrive(tdx_regprof *p, tdx_err *err) {
+    gst *s = state_of(p, p->ng, true);
+    if (!s) return oom(err);
+    if (s->last > p->ns) return 0; /* (Go's last starts at 0: so is a region before time 0) */
+    s->last = p->ne;
+    if (s->on && s->has_cur) s->acc = tdx_wadd(s->acc, overlap(s->cs, s->ce, s->at, INT64_MAX));
+    s->cs = p->ns;
+    s->ce = p->ne;
+    s->has_cur = 1;
+    return 0;
 }
 
 /* Whether a transition into the measured state begins a wait: for the blocking profiles, by
@@ -115,27 +142,41 @@ static bool qualifies(const tdx_regprof *p, const tdx_event *e, const tdx_gen *g
     return (tdx_goprof_reason_bits(r.p, r.n) >> p->which) & 1;
 }
 
-int tdx_regprof_event(tdx_regprof *p, const tdx_event *e, const tdx_gen *g) {
+/* A goroutine that ended has no wait, and its id's next goroutine has none of its regions. */
+static int forget(tdx_regprof *p, int64_t g, tdx_err *err) {
+    uint32_t at = tdx_hmap_get(&p->g_idx, (uint64_t)g);
+    if (at == TDX_HMAP_EMPTY) return 0;
+    tdx_hmap_del(&p->g_idx, (uint64_t)g);
+    return tdx_vec_push(&p->unused, at) ? oom(err) : 0;
+}
+
+int tdx_regprof_event(tdx_regprof *p, const tdx_event *e, const tdx_gen *g, tdx_err *err) {
     p->nev++;
+    /* (a region starting at the event's time overlaps a wait it ends by nothing) */
+    while (p->more && p->ns < e->time)
+        if (arrive(p, err) || next_region(p, err)) return -1;
     if (e->kind != TDX_KIND_STATE_TRANSITION || e->res_kind != TDX_RES_GOROUTINE) return 0;
-    uint32_t at = tdx_hmap_get(&p->g_idx, (uint64_t)e->res);
-    if (at == TDX_HMAP_EMPTY) return 0; /* no selected region: its waits count nothing */
-    gwait *w = &p->gs.v[at];
     uint8_t state = measured[p->which];
-    if (!w->on) {
+    gst *s = state_of(p, e->res, false);
+    if (!s || !s->on) {
         if (e->to == state && qualifies(p, e, g)) {
-            w->on = true;
-            w->at = e->time;
-            w->stack = e->stack;
+            if (!s && !(s = state_of(p, e->res, true))) return oom(err);
+            s->on = 1;
+            s->at = e->time;
+            s->acc = 0;
+            s->stack = e->stack;
         }
-        return 0;
+        return e->to == TDX_GO_NOTEXIST ? forget(p, e->res, err) : 0;
     }
     if (e->to == state) return 0;
-    w->on = false;
-    int64_t ns = overlapping(p, w, w->at, e->time);
-    if (ns <= 0) return 0;
-    tdx_goprof_add(&p->sums, p->which, 0, w->stack, ns, p->nev);
-    return p->sums.oom ? -1 : 0;
+    s->on = 0;
+    int64_t ns = s->acc;
+    if (s->has_cur) ns = tdx_wadd(ns, overlap(s->cs, s->ce, s->at, e->time));
+    if (ns > 0) {
+        tdx_goprof_add(&p->sums, p->which, 0, s->stack, ns, p->nev);
+        if (p->sums.oom) return oom(err);
+    }
+    return e->to == TDX_GO_NOTEXIST ? forget(p, e->res, err) : 0;
 }
 
 int tdx_regprof_records(tdx_regprof *p, const tdx_gen *tabs, tdx_goprof_recs *out, tdx_err *err) {
@@ -143,9 +184,7 @@ int tdx_regprof_records(tdx_regprof *p, const tdx_gen *tabs, tdx_goprof_recs *ou
     for (size_t i = 0; i < p->sums.sums.n; i++) {
         const tdx_goprof_sum *s = &p->sums.sums.v[i];
         if (tdx_vec_push(out, ((tdx_goprof_rec){s->stack, s->count, s->ns, s->seq})))
-            return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+            return oom(err);
     }
-    if (tdx_goprof_merge(out, tabs))
-        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    return 0;
+    return tdx_goprof_merge(out, tabs) ? oom(err) : 0;
 }

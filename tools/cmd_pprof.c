@@ -175,29 +175,27 @@ static int show_top(tdx_buf *o, bool stream, const tdx_gen *t, const prof *pf, u
 typedef struct regfeed {
     tdx_regprof *rp;
     uint64_t n;
-    const char *path;
+    tdx_err err;
 } regfeed;
 
 static int add_region(void *ctx, const tdx_gostat_region *r, tdx_err *err) {
     regfeed *f = ctx;
     f->n++;
-    if (tdx_regprof_region(f->rp, r->goroutine, r->start, r->end))
-        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    return 0;
+    return tdx_regprof_region(f->rp, r->goroutine, r->start, r->end, err);
 }
 
 static int feed_wait(void *ctx, const tdx_event *e, const tdx_gen *g) {
     regfeed *f = ctx;
-    if (!tdx_regprof_event(f->rp, e, g)) return 0;
-    fprintf(stderr, "traceidx: %s: out of memory\n", f->path);
-    return -1;
+    return tdx_regprof_event(f->rp, e, g, &f->err);
 }
 
 /* Profile `which` within the selected regions: one pass finds them, a second measures the
  * waits. The count of regions selected, or -1 once reported. */
 static int64_t region_profile(tdx_index *ix, const cli_regsel *sel, int which, bool quiet,
                               tdx_goprof_recs *recs) {
-    regfeed f = {tdx_regprof_new(which), 0, ix->path};
+    char beside[4096];
+    cli_scratch_beside(beside, sizeof beside);
+    regfeed f = {tdx_regprof_new(which, beside, 16u << 20), 0, {0}};
     tdx_gostats *gs = NULL;
     tdx_err err = {0};
     int64_t rc = -1;
@@ -206,16 +204,18 @@ static int64_t region_profile(tdx_index *ix, const cli_regsel *sel, int which, b
         return -1;
     }
     if (cli_regsel_pass(ix, sel, quiet, add_region, &f, &gs)) goto out;
-    if (tdx_regprof_seal(f.rp)) {
-        fprintf(stderr, "traceidx: %s: out of memory\n", ix->path);
+    if (tdx_regprof_seal(f.rp, &err)) {
+        cli_report(ix->path, &err);
         goto out;
     }
     cli_progress prog;
     cli_progress_init(&prog, "pprof", quiet);
     int got = cli_index_events(ix, feed_wait, &f, &prog, &err);
     cli_progress_end(&prog);
-    if (got < 0) cli_report(ix->path, &err);
-    if (got) goto out;
+    if (got) {
+        cli_report(ix->path, got < 0 ? &err : &f.err); /* (1: the profile's own error) */
+        goto out;
+    }
     if (tdx_regprof_records(f.rp, &ix->tabs, recs, &err)) {
         cli_report(ix->path, &err);
         goto out;

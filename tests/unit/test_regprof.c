@@ -35,13 +35,14 @@ static void free_gen(tdx_gen *g) {
     tdx_vec_free(&g->stack_frames);
 }
 
-/* A profile of regions {goroutine, start, end}[n], sealed. */
-static tdx_regprof *with_regions(int which, const int64_t (*r)[3], size_t n) {
-    tdx_regprof *p = tdx_regprof_new(which);
+/* A profile of regions {goroutine, start, end}[n], sealed; the sort spills beyond budget. */
+static tdx_regprof *with_regions(int which, const int64_t (*r)[3], size_t n, size_t budget) {
+    tdx_regprof *p = tdx_regprof_new(which, "/tmp/test_regprof.tidx", budget);
     cr_assert(p != NULL);
+    tdx_err err = {0};
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(tdx_regprof_region(p, r[i][0], r[i][1], r[i][2]), 0);
-    cr_assert_eq(tdx_regprof_seal(p), 0);
+        cr_assert_eq(tdx_regprof_region(p, r[i][0], r[i][1], r[i][2], &err), 0, "%s", err.msg);
+    cr_assert_eq(tdx_regprof_seal(p, &err), 0, "%s", err.msg);
     return p;
 }
 
@@ -57,7 +58,8 @@ static void step(tdx_regprof *p, const tdx_gen *tabs, int64_t g, int64_t t, uint
                    .res_kind = TDX_RES_GOROUTINE,
                    .to = to,
                    .res = g};
-    cr_assert_eq(tdx_regprof_event(p, &e, tabs), 0);
+    tdx_err err = {0};
+    cr_assert_eq(tdx_regprof_event(p, &e, tabs, &err), 0, "%s", err.msg);
 }
 
 /* Goroutine g waits to run from `from` (made runnable by stack) to `to`. */
@@ -88,7 +90,7 @@ Test(regprof, nested_regions_left_out) {
     static const int64_t regs[][3] = {{1, 250, 400}, {1, 120, 150}, {1, 200, 300}, {1, 100, 200}};
     tdx_gen tabs;
     make_gen(&tabs);
-    tdx_regprof *p = with_regions(TDX_PROF_SCHED, regs, 4);
+    tdx_regprof *p = with_regions(TDX_PROF_SCHED, regs, 4, 1u << 20);
     step(p, &tabs, 1, 90, RUNNABLE, TDX_EV_GO_START, 0, 2);
     sched_wait(p, &tabs, 1, 150, 210, 3);
     expect_one(p, &tabs, 2, 1, 110);
@@ -107,7 +109,7 @@ Test(regprof, overlaps_summed) {
     }
     tdx_gen tabs;
     make_gen(&tabs);
-    tdx_regprof *p = with_regions(TDX_PROF_SCHED, (const int64_t(*)[3])regs, 13);
+    tdx_regprof *p = with_regions(TDX_PROF_SCHED, (const int64_t(*)[3])regs, 13, 1u << 20);
     sched_wait(p, &tabs, 7, 550, 800, 1);
     sched_wait(p, &tabs, 8, -10, 30, 2);
     sched_wait(p, &tabs, 5, 550, 800, 2);
@@ -123,11 +125,48 @@ Test(regprof, blocking_by_reason) {
     static const int64_t regs[][3] = {{3, 0, 1000}};
     tdx_gen tabs;
     make_gen(&tabs);
-    tdx_regprof *p = with_regions(TDX_PROF_SYNC, regs, 1);
+    tdx_regprof *p = with_regions(TDX_PROF_SYNC, regs, 1, 1u << 20);
     step(p, &tabs, 3, 10, WAITING, TDX_EV_GO_BLOCK, 2, 1);
     step(p, &tabs, 3, 20, RUNNABLE, TDX_EV_GO_START, 0, 0);
     step(p, &tabs, 3, 100, WAITING, TDX_EV_GO_BLOCK, 1, 3);
     step(p, &tabs, 3, 130, RUNNABLE, TDX_EV_GO_START, 0, 0);
-    cr_expect(tdx_regprof_new(TDX_PROF_COUNT) == NULL);
+    cr_expect(tdx_regprof_new(TDX_PROF_COUNT, "/tmp/test_regprof.tidx", 4096) == NULL);
     expect_one(p, &tabs, 3, 1, 30);
+}
+
+/* A wait that begins before its goroutine's first region counts from the region's start; one
+ * spanning 3,000 regions (added last first, through a sort that spills) counts each. */
+Test(regprof, regions_arriving_during_waits) {
+    enum { N = 3000 };
+    static int64_t regs[N + 1][3];
+    regs[0][0] = 2, regs[0][1] = 500, regs[0][2] = 700;
+    for (int64_t k = 0; k < N; k++) {
+        regs[1 + k][0] = 4;
+        regs[1 + k][1] = 1000000 - 100 * k;
+        regs[1 + k][2] = 1000000 - 100 * k + 30;
+    }
+    tdx_gen tabs;
+    make_gen(&tabs);
+    tdx_regprof *p = with_regions(TDX_PROF_SCHED, (const int64_t(*)[3])regs, N + 1, 4096);
+    step(p, &tabs, 4, 50, RUNNABLE, TDX_EV_GO_START, 0, 2);
+    sched_wait(p, &tabs, 2, 100, 600, 2); /* 100 */
+    step(p, &tabs, 2, 650, RUNNABLE, TDX_EV_GO_START, 0, 2);
+    step(p, &tabs, 4, 2000000, RUNNING, TDX_EV_GO_START, 0, 0); /* 30 each */
+    step(p, &tabs, 2, 2000001, RUNNING, TDX_EV_GO_START, 0, 0); /* 50 */
+    expect_one(p, &tabs, 2, 3, 100 + 30 * N + 50);
+}
+
+/* A goroutine that ends ends its wait; the goroutine its id names next has its own regions and
+ * waits (Go keys both by the id: the same sums). */
+Test(regprof, ended_goroutines) {
+    static const int64_t regs[][3] = {{6, 100, 200}, {6, 400, 500}};
+    tdx_gen tabs;
+    make_gen(&tabs);
+    tdx_regprof *p = with_regions(TDX_PROF_SCHED, regs, 2, 1u << 20);
+    step(p, &tabs, 6, 150, RUNNABLE, TDX_EV_GO_START, 0, 1);
+    step(p, &tabs, 6, 170, TDX_GO_NOTEXIST, TDX_EV_GO_START, 0, 0); /* 20 */
+    step(p, &tabs, 6, 300, RUNNABLE, TDX_EV_GO_START, 0, 1);
+    step(p, &tabs, 6, 350, RUNNING, TDX_EV_GO_START, 0, 0); /* between its regions: 0 */
+    sched_wait(p, &tabs, 6, 450, 470, 1);                   /* 20 */
+    expect_one(p, &tabs, 1, 2, 40);
 }
