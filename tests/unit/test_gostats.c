@@ -621,8 +621,10 @@ Test(gostats, region_detail) {
     cr_assert_eq(got.n, 3);
     const tdx_gostat_region *a = &got.r[0], *b = &got.r[1], *c = &got.r[2];
     cr_assert(a->goroutine == 1 && a->task == 7 && a->start == 20 && a->end == 50 && a->has_start);
-    cr_assert_eq(a->pc, 0x100); /* stack 1's outermost frame */
-    cr_assert_str_eq((const char *)tdx_gostats_region_str(s, a->type).p, "main.f");
+    cr_assert_eq(a->pc, 0x100);                      /* stack 1's outermost frame */
+    tdx_str ty = tdx_gostats_region_str(s, a->type); /* (not NUL-terminated) */
+    cr_assert(ty.n == 6 && memcmp(ty.p, "main.f", 6) == 0, "type %.*s", (int)ty.n,
+              (const char *)ty.p);
     cr_assert(a->st.exec == 10 && a->st.sched == 0 && a->st.total == 30);
     cr_assert_eq(a->st.nblock, 1);
     cr_assert_eq(kv(a->st.block, a->st.nblock, s, "chan receive"), 20);
