@@ -168,6 +168,11 @@ static unsigned prefix_end(int version) {
     return 0;
 }
 
+unsigned tdx_spec_count(int version) {
+    if (version >= 26) return TDX_EV_NTYPES;
+    return tdx_version_is_v2(version) ? prefix_end(version) + 1 : 0;
+}
+
 bool tdx_spec_in_version(int version, unsigned t) {
     if (t == 0 || t >= TDX_EV_NTYPES || !tdx_specs[t].name) return false;
     if (t <= prefix_end(version)) return true;

@@ -96,6 +96,10 @@ bool tdx_version_is_v1(int version);
 /* Whether the raw/text tooling of `version` knows type t (Go's per-version spec prefix). */
 bool tdx_spec_in_version(int version, unsigned t);
 
+/* The length of Go's table of `version`'s types (Version.Specs()): its known types are below
+ * it, those of its later ranges unnamed. 0 for a version without a table (v1). */
+unsigned tdx_spec_count(int version);
+
 /* The name Go's parser uses for type t in messages of trace `version`: the spec name when the
  * version's table has it, otherwise "Invalid(<t>)". buf must hold 24 bytes. */
 const char *tdx_spec_version_name(int version, unsigned t, char *buf);

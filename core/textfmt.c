@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "quote.h"
+#include "rawev.h"
 #include "source.h"
 #include "spec.h"
 #include "varint.h"
@@ -400,80 +401,47 @@ static void w_u64(writer *w, uint64_t v) {
     w_str(w, tmp, (size_t)k);
 }
 
-static int raw_read(const uint8_t *p, const uint8_t *end, uint64_t *v, size_t *pos, size_t base,
-                    tdx_err *err) {
-    int k = tdx_uvarint(p + *pos, end, v);
-    if (k < 0)
-        return tdx_errf(err, TDX_EFORMAT, base + *pos, "%s",
-                        k == TDX_VARINT_OVERFLOW ? tdx_varint_strerror(k) : "unexpected EOF");
-    *pos += (size_t)k;
-    return 0;
-}
-
 int tdx_binary_to_text(const uint8_t *data, size_t n, FILE *f, tdx_err *err) {
-    int version;
-    if (tdx_header_parse(data, n, &version, err)) return -1;
+    tdx_rawreader r;
+    if (tdx_rawreader_init(&r, data, n, err)) return -1;
     writer w = {f, {0}, 0};
     char hdr[32];
-    int hl = snprintf(hdr, sizeof hdr, "Trace Go1.%d\n", version);
+    int hl = snprintf(hdr, sizeof hdr, "Trace Go1.%d\n", r.version);
     w_str(&w, hdr, (size_t)hl);
-    const uint8_t *end = data + n;
-    size_t pos = TDX_HEADER_SIZE;
     tdx_buf q = {0};
+    tdx_rawev e;
     int rc = 0;
-    while (pos < n && !w.failed) {
-        size_t ev_off = pos;
-        unsigned t = data[pos++];
-        if (!tdx_spec_in_version(version, t)) {
-            rc = tdx_errf(err, TDX_EFORMAT, ev_off, "invalid event type: %u", t);
-            break;
-        }
-        const tdx_evspec *sp = &tdx_specs[t];
-        uint64_t args[TDX_MAX_ARGS] = {
-            0}; /* the analyzer can't see that stack events set args[1] */
-        for (int i = 0; i < sp->nargs && !rc; i++) rc = raw_read(data, end, &args[i], &pos, 0, err);
-        if (rc) break;
+    while (!w.failed && (rc = tdx_rawreader_next(&r, &e, err)) == 1) {
+        const tdx_evspec *sp = &tdx_specs[e.type];
         w_str(&w, sp->name, strlen(sp->name));
         for (int i = 0; i < sp->nargs; i++) {
             w_str(&w, " ", 1);
             w_str(&w, sp->args[i], strlen(sp->args[i]));
             w_str(&w, "=", 1);
-            w_u64(&w, args[i]);
+            w_u64(&w, e.args[i]);
         }
-        if (sp->is_stack) {
-            for (uint64_t fr = 0; fr < args[1] && !rc; fr++) {
-                for (int i = 0; i < 4 && !rc; i++) {
-                    uint64_t v;
-                    rc = raw_read(data, end, &v, &pos, 0, err);
-                    if (rc) break;
-                    w_str(&w, i == 0 ? "\n\t" : " ", i == 0 ? 2 : 1);
-                    w_str(&w, frame_fields[i], strlen(frame_fields[i]));
-                    w_str(&w, "=", 1);
-                    w_u64(&w, v);
-                }
+        /* (the reader decoded the frames: they end within the data) */
+        const uint8_t *fp = e.frames;
+        for (uint64_t fr = 0; sp->is_stack && fr < e.args[1]; fr++) {
+            for (int i = 0; i < 4; i++) {
+                uint64_t v = 0;
+                fp += tdx_uvarint(fp, data + n, &v);
+                w_str(&w, i == 0 ? "\n\t" : " ", i == 0 ? 2 : 1);
+                w_str(&w, frame_fields[i], strlen(frame_fields[i]));
+                w_str(&w, "=", 1);
+                w_u64(&w, v);
             }
-            if (rc) break;
         }
-        if (sp->has_data) {
-            uint64_t len;
-            if ((rc = raw_read(data, end, &len, &pos, 0, err))) break;
-            if (len > n - pos) {
-                rc = tdx_errf(
-                    err, TDX_EFORMAT, pos,
-                    "unexpected EOF: data of %" PRIu64 " bytes runs past the end of the file", len);
-                break;
-            }
-            /* Go's raw reader leaves Data nil for an empty string, so no data line is printed. */
-            if (len) {
-                q.n = 0;
-                if (tdx_go_quote(&q, data + pos, (size_t)len)) w.failed = 1;
-                w_str(&w, "\n\tdata=", 7);
-                w_str(&w, (const char *)q.v, q.n);
-            }
-            pos += (size_t)len;
+        /* Go's raw reader leaves Data nil for an empty string, so no data line is printed. */
+        if (sp->has_data && e.ndata) {
+            q.n = 0;
+            if (tdx_go_quote(&q, e.data, (size_t)e.ndata)) w.failed = 1;
+            w_str(&w, "\n\tdata=", 7);
+            w_str(&w, (const char *)q.v, q.n);
         }
         w_str(&w, "\n", 1);
     }
+    if (rc > 0) rc = 0; /* (stopped by a failed write) */
     w_flush(&w);
     tdx_vec_free(&w.b);
     tdx_vec_free(&q);

@@ -12,7 +12,7 @@
 #include "core/regfile.h"
 #include "index/reader.h"
 
-int cmd_dump_raw(const char *path);
+int cmd_dump_raw(const char *path, bool footprint);
 
 static const char validate_help[] =
     "usage: traceidx validate [-j N] [--expect] [--stats] [--quiet] TRACE\n\n"
@@ -28,14 +28,19 @@ static const char validate_help[] =
 
 static const char dump_help[] =
     "usage: traceidx dump [--events] [-j N] [--quiet] TRACE\n"
-    "       traceidx dump --events INDEX\n\n"
+    "       traceidx dump --events INDEX\n"
+    "       traceidx dump --footprint TRACE\n\n"
     "Without --events: prints TRACE (Go 1.22 or later) in Go's text format, event by event, as\n"
     "Go's raw text writer does (the form `traceidx text2bin` reads back).\n"
     "With --events: prints the ordered events exactly as `go tool trace -d=parsed` does, stacks\n"
     "included; if the trace is broken, a last line \"ERROR: <message>\" follows the events\n"
     "delivered before the error, and the exit status is 1. Given an INDEX, prints the events\n"
     "it holds (the trace's, byte for byte); an index of a damaged trace (build --partial) ends\n"
-    "with an ERROR line naming where the damage is, and the exit status is 1.\n\n"
+    "with an ERROR line naming where the damage is, and the exit status is 1.\n"
+    "With --footprint: what each event type takes of TRACE (Go 1.22 or later), as `go tool\n"
+    "trace -d=footprint` prints it: every wire event (batch headers and tables included) by\n"
+    "type, its bytes (each uvarint counted at its shortest), count and shares of the file and\n"
+    "of the events, the largest first; every type is listed, those not in the trace with 0.\n\n"
     "  -j N     worker threads for --events (default: number of CPUs; output identical for any N)\n"
     "  --quiet  no progress for --events (shown on stderr when it is a terminal and the output\n"
     "           is not)\n";
@@ -214,13 +219,15 @@ static int dump_index_events(const char *path, printer *pr) {
 int cmd_dump(int argc, char **argv) {
     const char *path = NULL;
     int jobs = tdx_ncpus(), jr;
-    bool events = false, quiet = false;
+    bool events = false, quiet = false, footprint = false;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             fputs(dump_help, stdout);
             return TDX_EXIT_OK;
         } else if (!strcmp(argv[i], "--events")) {
             events = true;
+        } else if (!strcmp(argv[i], "--footprint")) {
+            footprint = true;
         } else if (!strcmp(argv[i], "--quiet")) {
             quiet = true;
         } else if ((jr = cli_jobs_arg(argc, argv, &i, &jobs)) != 0) {
@@ -234,7 +241,9 @@ int cmd_dump(int argc, char **argv) {
         }
     }
     if (!path) return cli_usage_error("dump", "need a TRACE");
-    if (!events) return cmd_dump_raw(path);
+    if (footprint && events)
+        return cli_usage_error("dump", "--footprint and --events are two outputs: pick one");
+    if (!events) return cmd_dump_raw(path, footprint);
     printer pr = {stdout, {0}, 0};
     if (cli_is_index_file(path)) return dump_index_events(path, &pr);
     tdx_source src;

@@ -130,6 +130,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             fz_fail("dump's text read back and dumped differs (exit %d): %s %s", t2, txt, txt2);
     }
 
+    /* The footprint reads the trace as dump's text form does: both succeed or both fail. */
+    int raw = fz_cmd(NULL, "dump", "--quiet", trace, FZ_END);
+    int fp = fz_cmd(NULL, "dump", "--footprint", trace, FZ_END);
+    if (raw != fp) fz_fail("dump exits %d, dump --footprint %d", raw, fp);
+
     /* The index, whatever the thread count; a damaged trace with --partial. */
     const char *a = fz_path("a.tidx"), *b = fz_path("b.tidx"), *c = fz_path("c.tidx");
     fz_remove(a);
