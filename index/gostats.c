@@ -603,7 +603,8 @@ static void detail_report(tdx_gostats *s, const grec *r, const aregion *a, int64
     const snapshot *b = a->at_start;
     tdx_gostat_region out;
     memset(&out, 0, sizeof out);
-    if (tdx_vec_reserve(&kv, now.block.v.n + now.range.v.n + 1)) {
+    /* (kv.v is set once reserved: said for the analyzer, which supposes the sum wraps) */
+    if (tdx_vec_reserve(&kv, now.block.v.n + now.range.v.n + 1) || !kv.v) {
         s->oom = 1;
         goto done;
     }
