@@ -46,6 +46,10 @@ unsigned tdx_goprof_reason_bits(const uint8_t *r, size_t n) {
 static const uint8_t measured[TDX_PROF_COUNT] = {TDX_GO_WAITING, TDX_GO_WAITING, TDX_GO_SYSCALL,
                                                  TDX_GO_RUNNABLE};
 
+uint8_t tdx_goprof_state(int which) {
+    return measured[which];
+}
+
 void tdx_goprof_free(tdx_goprof *p) {
     tdx_hmap_free(&p->idx);
     tdx_vec_free(&p->sums);
@@ -58,8 +62,7 @@ void tdx_goprof_g_free(tdx_goprof_g *g) {
     memset(g, 0, sizeof *g);
 }
 
-/* Go's interval overlap of the goroutine's life [a, b] and the wait [c, d]. */
-static int64_t overlap(int64_t a, int64_t b, int64_t c, int64_t d) {
+int64_t tdx_goprof_overlap(int64_t a, int64_t b, int64_t c, int64_t d) {
     if (b < c || d < a) return 0;
     return tdx_wsub(b < d ? b : d, a > c ? a : c);
 }
@@ -152,8 +155,8 @@ void tdx_goprof_step(tdx_goprof *p, tdx_goprof_g *g, int64_t t, uint64_t seq, ui
         if (to == measured[k]) continue;
         g->on &= (uint8_t)~bit;
         if (start) {
-            count(p, g, k, name, g->stack[k], overlap(start, end ? end : INT64_MAX, g->at[k], t),
-                  seq);
+            count(p, g, k, name, g->stack[k],
+                  tdx_goprof_overlap(start, end ? end : INT64_MAX, g->at[k], t), seq);
             continue;
         }
         tdx_goprof_wait w = {g->at[k], t, seq, g->stack[k], (uint8_t)k};
@@ -164,7 +167,7 @@ void tdx_goprof_step(tdx_goprof *p, tdx_goprof_g *g, int64_t t, uint64_t seq, ui
 void tdx_goprof_settle(tdx_goprof *p, tdx_goprof_g *g, int64_t end, uint32_t name) {
     for (size_t i = 0; i < g->pending.n; i++) {
         const tdx_goprof_wait *w = &g->pending.v[i];
-        add(p, w->which, name, w->stack, overlap(0, end, w->from, w->to), w->seq);
+        add(p, w->which, name, w->stack, tdx_goprof_overlap(0, end, w->from, w->to), w->seq);
     }
     g->pending.n = 0;
     file_unnamed(p, g, name);

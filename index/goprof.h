@@ -27,6 +27,11 @@ int tdx_goprof_parse(const char *name);
 
 /* What a block reason qualifies for: TDX_PROF_NET's and TDX_PROF_SYNC's bits (1 << profile). */
 unsigned tdx_goprof_reason_bits(const uint8_t *reason, size_t n);
+/* The goroutine state profile `which` (TDX_PROF_*) measures the time in. */
+uint8_t tdx_goprof_state(int which);
+/* Go's interval overlap of [a, b] and [c, d]: 0 when they are apart, else the later start to the
+ * earlier end (a wait against a goroutine's life, or against a region). */
+int64_t tdx_goprof_overlap(int64_t a, int64_t b, int64_t c, int64_t d);
 
 /* A wait that ended before its goroutine first ran: it counts only if the goroutine never does. */
 typedef struct tdx_goprof_wait {

@@ -33,10 +33,6 @@ struct tdx_regprof {
     tdx_goprof sums;
 };
 
-/* The state each profile measures (as goprof.c's). */
-static const uint8_t measured[TDX_PROF_COUNT] = {TDX_GO_WAITING, TDX_GO_WAITING, TDX_GO_SYSCALL,
-                                                 TDX_GO_RUNNABLE};
-
 tdx_regprof *tdx_regprof_new(int which, const char *beside, size_t budget) {
     if (which < 0 || which >= TDX_PROF_COUNT) return NULL;
     tdx_regprof *p = calloc(1, sizeof *p);
@@ -112,9 +108,9 @@ static gst *state_of(tdx_regprof *p, int64_t g, bool make) {
     return &p->gs.v[at];
 }
 
-/* Go's overlap of [s, e] with [from, to], when positive. */
+/* Go's overlap of a region [s, e] with a wait [from, to], counted only when positive. */
 static int64_t overlap(int64_t s, int64_t e, int64_t from, int64_t to) {
-    int64_t o = tdx_wsub(e < to ? e : to, s > from ? s : from);
+    int64_t o = tdx_goprof_overlap(s, e, from, to);
     return o > 0 ? o : 0;
 }
 
@@ -156,7 +152,7 @@ int tdx_regprof_event(tdx_regprof *p, const tdx_event *e, const tdx_gen *g, tdx_
     while (p->more && p->ns < e->time)
         if (arrive(p, err) || next_region(p, err)) return -1;
     if (e->kind != TDX_KIND_STATE_TRANSITION || e->res_kind != TDX_RES_GOROUTINE) return 0;
-    uint8_t state = measured[p->which];
+    uint8_t state = tdx_goprof_state(p->which);
     gst *s = state_of(p, e->res, false);
     if (!s || !s->on) {
         if (e->to == state && qualifies(p, e, g)) {
