@@ -24,8 +24,12 @@ void tdx_iwriter_string_stats(const tdx_iwriter *w, uint64_t *strings, uint64_t 
                               uint64_t *reads);
 
 /* Encodes and writes event blocks on a thread of its own from now on, so that the thread that
- * delivers events only fills blocks. 0, or -1 (no thread: blocks stay on the caller's thread). */
-int tdx_iwriter_async(tdx_iwriter *w);
+ * delivers events fills blocks, and codes one itself only when the encoder falls behind.
+ * every > 0 (tests): the delivering thread also codes every every-th block, whatever the
+ * encoder's queue holds. 0, or -1 (no thread: blocks stay on the caller's thread). */
+int tdx_iwriter_async(tdx_iwriter *w, unsigned every);
+/* Blocks the delivering thread coded since tdx_iwriter_async (--verbose). */
+uint64_t tdx_iwriter_blocks_shared(const tdx_iwriter *w);
 
 /* The tdx_emit_fn and tdx_gen_done_fn to pass to tdx_read_trace. */
 int tdx_iwriter_event(void *w, const tdx_event *e, const tdx_gen *g);

@@ -179,7 +179,7 @@ int cmd_build(int argc, char **argv) {
     }
     cli_remove_on_signal(tdx_iwriter_temp_path(w)); /* an interrupted build leaves no temp file */
     /* With more than one thread, event blocks are encoded beside the in-order delivery. */
-    if (jobs > 1 && tdx_iwriter_async(w) && verbose)
+    if (jobs > 1 && tdx_iwriter_async(w, 0) && verbose)
         fprintf(stderr, "traceidx: no encoder thread; encoding on the reading thread\n");
     if (verbose)
         fprintf(stderr, "traceidx: reading %s (go 1.%d trace, %zu bytes) with %d thread%s\n", path,
@@ -275,6 +275,11 @@ int cmd_build(int argc, char **argv) {
                 "%" PRIu64 " distinct strings, their lookup spilled %" PRIu64
                 " time%s to its scratch file (%" PRIu64 " blocks read back)\n",
                 t1 - t0, cli_peak_rss_mib(), ns, spills, spills == 1 ? "" : "s", reads);
+        if (jobs > 1)
+            fprintf(stderr,
+                    "traceidx: %" PRIu64 " of %zu event blocks coded on the reading thread "
+                    "(the encoder thread was behind)\n",
+                    tdx_iwriter_blocks_shared(w), tdx_iwriter_nblocks(w));
     }
     /* Phase 2: the viewer generators over the written events (checkpoints, ranges, summary). */
     cli_progress_init(&prog, STEP_VIEWS, quiet);
