@@ -66,9 +66,10 @@ static tdx_event *gen_events(size_t n, uint64_t seed) {
     return ev;
 }
 
-static char dir[] = "/tmp/tdx-writer-XXXXXX";
+static char dir[64];
 
 static void setup(void) {
+    snprintf(dir, sizeof dir, "/tmp/tdx-writer-XXXXXX");
     cr_assert(mkdtemp(dir));
 }
 static void teardown(void) {
@@ -95,7 +96,7 @@ static void read_file(const char *path, tdx_buf *out) {
  * blocks must read back as ev. Returns the blocks the delivering thread coded. */
 static uint64_t write_events(const tdx_event *ev, size_t n, size_t gen_len, int mode, tdx_buf *out,
                              size_t *nblocks) {
-    char path[64];
+    char path[128];
     snprintf(path, sizeof path, "%s/out.tidx", dir);
     static const uint8_t trace[16] = "go 1.25 trace\0\0\0";
     tdx_err err;
@@ -143,9 +144,8 @@ static uint64_t write_events(const tdx_event *ev, size_t n, size_t gen_len, int 
     return shared;
 }
 
-TestSuite(writer, .init = setup, .fini = teardown);
-
 Test(writer, blocks_are_the_same_whoever_codes_them) {
+    setup();
     /* 9.4 blocks in generations that end mid-block (short blocks, an empty one at the end). */
     size_t n = 9 * TDX_EVBLOCK_EVENTS + 6000, gen_len = 3 * TDX_EVBLOCK_EVENTS + 100;
     tdx_event *ev = gen_events(n, 0x9e3779b97f4a7c15ull);
@@ -168,4 +168,5 @@ Test(writer, blocks_are_the_same_whoever_codes_them) {
     tdx_vec_free(&ref);
     tdx_vec_free(&got);
     free(ev);
+    teardown();
 }
