@@ -1,10 +1,11 @@
 /* evpipe.c: small buffers of decoded events handed back and forth between a reader thread and
  * the consumer. The reader decodes the blocks a piece at a time (tdx_index_block_next) into slot
- * k % SLOTS once the consumer has released piece k - SLOTS; the consumer takes pieces strictly in
- * order, so it sees the events of tdx_index_read_block called block by block, whatever the
- * timing. Pieces rather than whole blocks: four pieces stay in the caches, where two 1.8 MB
- * blocks were fresh memory every query (the kernel zeroing 4 MiB on the reader's first touch),
- * and the consumer starts after PIECE events instead of a whole block. */
+ * k % nslots once the consumer has released piece k - nslots; the consumer takes pieces strictly
+ * in order, so it sees the events of tdx_index_read_block called block by block, whatever the
+ * timing. A query's pipe has pieces rather than whole blocks: four pieces stay in the caches,
+ * where two 1.8 MB blocks were fresh memory every query (the kernel zeroing 4 MiB on the
+ * reader's first touch), and the consumer starts after PIECE events instead of a whole block.
+ * A pass over every event has whole blocks (tdx_evpipe_start_blocks), two slots of them. */
 #include "evpipe.h"
 
 #include <pthread.h>
@@ -13,8 +14,8 @@
 
 #include "index/evcodec.h"
 
-#define SLOTS 4
-#define PIECE 1024 /* events: 112 KiB a slot */
+#define SLOTS 4    /* at most */
+#define PIECE 1024 /* events: 112 KiB a slot (a query's pipe) */
 
 typedef struct slot {
     tdx_event *ev;
@@ -34,7 +35,9 @@ struct tdx_evpipe {
     size_t released; /* blocks before this one were given back (tdx_index_release_blocks) */
     bool begun;
     uint32_t given;
-    tdx_event *mem; /* SLOTS * PIECE events */
+    size_t piece;   /* events a piece holds at most */
+    size_t nslots;  /* slots in use (at most SLOTS) */
+    tdx_event *mem; /* nslots * piece events */
     slot s[SLOTS];
     bool threaded;
     pthread_t th;
@@ -68,7 +71,7 @@ static void produce(tdx_evpipe *p, slot *s) {
         size_t n = 0;
         /* The call that gives a block's last events also checks its end (an empty block: one
          * call with nothing to give). */
-        if (tdx_index_block_next(p->ix, p->dec, b, s->ev, PIECE, &n, &s->err)) {
+        if (tdx_index_block_next(p->ix, p->dec, b, s->ev, p->piece, &n, &s->err)) {
             s->rc = -1;
             return;
         }
@@ -94,12 +97,12 @@ static void *reader(void *arg) {
     tdx_evpipe *p = arg;
     pthread_mutex_lock(&p->mu);
     for (size_t k = 0;; k++) {
-        /* slot k % SLOTS is free once the consumer has released piece k - SLOTS */
-        while (!p->stop && k >= p->consumed - (p->held ? 1 : 0) + SLOTS)
+        /* slot k % nslots is free once the consumer has released piece k - nslots */
+        while (!p->stop && k >= p->consumed - (p->held ? 1 : 0) + p->nslots)
             pthread_cond_wait(&p->cv, &p->mu);
         if (p->stop) break;
         pthread_mutex_unlock(&p->mu);
-        slot *s = &p->s[k % SLOTS];
+        slot *s = &p->s[k % p->nslots];
         produce(p, s);
         pthread_mutex_lock(&p->mu);
         p->produced = k + 1;
@@ -109,7 +112,7 @@ static void *reader(void *arg) {
         /* While the consumer starts on the piece, unpack the string chunks its events name
          * (log messages, task and region names are scattered over the table: a 10 ms window
          * of a 4 GiB trace touches ~80 chunks). The slot is not rewritten before this returns. */
-        for (size_t i = 0; i < s->n; i++) {
+        for (size_t i = 0; p->tmin <= p->tmax && i < s->n; i++) {
             if (i % 64 == 63 && __atomic_load_n(&p->stop, __ATOMIC_RELAXED)) break;
             if (s->ev[i].time < p->tmin || s->ev[i].time > p->tmax) continue;
             if (s->ev[i].str[0]) tdx_index_strings_ahead(p->ix, s->ev[i].str[0]);
@@ -121,23 +124,26 @@ static void *reader(void *arg) {
     return NULL;
 }
 
-tdx_evpipe *tdx_evpipe_start(tdx_index *ix, size_t first, size_t last, int64_t tmin, int64_t tmax) {
+static tdx_evpipe *start(tdx_index *ix, size_t first, size_t last, int64_t tmin, int64_t tmax,
+                         size_t piece, size_t nslots) {
     tdx_evpipe *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->ix = ix;
+    p->piece = piece;
+    p->nslots = nslots;
     p->tmin = tmin;
     p->tmax = tmax;
     p->block = p->released = first;
     p->last = last > first ? last : first;
     if (p->last > p->block) {
         p->dec = tdx_evdec_new();
-        p->mem = malloc((size_t)SLOTS * PIECE * sizeof *p->mem);
+        p->mem = malloc(nslots * piece * sizeof *p->mem);
         if (!p->dec || !p->mem) {
             tdx_evpipe_stop(p);
             return NULL;
         }
     }
-    for (int i = 0; i < SLOTS; i++) p->s[i].ev = p->mem ? p->mem + (size_t)i * PIECE : NULL;
+    for (size_t i = 0; i < nslots; i++) p->s[i].ev = p->mem ? p->mem + i * piece : NULL;
     if (p->last > p->block && pthread_mutex_init(&p->mu, NULL) == 0) {
         if (pthread_cond_init(&p->cv, NULL) == 0) {
             p->threaded = pthread_create(&p->th, NULL, reader, p) == 0;
@@ -148,11 +154,21 @@ tdx_evpipe *tdx_evpipe_start(tdx_index *ix, size_t first, size_t last, int64_t t
     return p;
 }
 
+tdx_evpipe *tdx_evpipe_start(tdx_index *ix, size_t first, size_t last, int64_t tmin, int64_t tmax) {
+    return start(ix, first, last, tmin, tmax, PIECE, SLOTS);
+}
+
+/* Whole blocks, two slots: the reader decodes the next block while the consumer works on one.
+ * A piece is then a block, whose end is checked before it is handed over. */
+tdx_evpipe *tdx_evpipe_start_blocks(tdx_index *ix) {
+    return start(ix, 0, ix->nblocks, INT64_MAX, INT64_MIN, TDX_EVBLOCK_EVENTS, 2);
+}
+
 int tdx_evpipe_next(tdx_evpipe *p, const tdx_event **evs, size_t *n, uint64_t *first,
                     tdx_err *err) {
     size_t k = p->consumed;
     if (p->done) return 0;
-    slot *s = &p->s[k % SLOTS];
+    slot *s = &p->s[k % p->nslots];
     if (p->threaded) {
         pthread_mutex_lock(&p->mu);
         p->held = false; /* releases piece k - 1 */

@@ -18,6 +18,12 @@ typedef struct tdx_evpipe tdx_evpipe;
  * [tmin, tmax] (tdx_index_strings_ahead: one pipe per index at a time). NULL when out of memory. */
 tdx_evpipe *tdx_evpipe_start(tdx_index *ix, size_t first, size_t last, int64_t tmin, int64_t tmax);
 
+/* Reads every block of ix, a whole block at a time, one ahead of the consumer: for a pass over
+ * all the events (tools' cli_index_events). Each piece is a block, handed over only once its
+ * end checked, so a damaged block gives none of its events. No strings are unpacked ahead.
+ * NULL when out of memory. */
+tdx_evpipe *tdx_evpipe_start_blocks(tdx_index *ix);
+
 /* The next piece of events, in order (up to ~1000 of a block): 1 with them in *evs (valid until
  * the next call or stop), their count in *n and the index of the first in *first; 0 after the
  * last block; -1 with *err set when a block is damaged (events of that block may have come

@@ -19,6 +19,7 @@
 #include "core/regfile.h"
 #include "core/spec.h"
 #include "index/evcodec.h"
+#include "index/evpipe.h"
 
 void cli_report(const char *file, const tdx_err *err) {
     if (err->offset != TDX_NO_OFFSET)
@@ -507,24 +508,31 @@ int cli_read_trace(const char *cmd, const char *path, int jobs, bool quiet, tdx_
 }
 
 int cli_index_events(tdx_index *ix, tdx_emit_fn emit, void *ctx, cli_progress *prog, tdx_err *err) {
-    tdx_event *buf = malloc(TDX_EVBLOCK_EVENTS * sizeof *buf);
-    tdx_evdec *dec = tdx_evdec_new();
-    int rc = buf && dec ? 0 : tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    for (size_t b = 0; b < ix->nblocks && !rc; b++) {
+    /* The blocks decode on a second thread, one ahead of the consumer (evpipe.h): decoding is
+     * about 85 ns an event, as much as the passes that read every event spend on it. */
+    tdx_evpipe *p = tdx_evpipe_start_blocks(ix);
+    if (!p) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+    uint64_t total = ix->nblocks ? tdx_index_block_first_event(ix, ix->nblocks - 1) +
+                                       tdx_index_block_nevents(ix, ix->nblocks - 1)
+                                 : 0;
+    int rc = 0;
+    size_t pieces = 0;
+    for (;;) {
+        const tdx_event *evs;
         size_t n;
-        if (tdx_index_read_block(ix, dec, b, buf, &n, err)) {
-            rc = -1;
+        uint64_t first;
+        int got = tdx_evpipe_next(p, &evs, &n, &first, err);
+        if (got <= 0) {
+            rc = got;
             break;
         }
         for (size_t i = 0; i < n && !rc; i++)
-            if (emit(ctx, &buf[i], &ix->tabs)) rc = 1;
-        if ((b + 1) % TDX_RELEASE_EVERY == 0) { /* RSS: not the whole index */
-            tdx_index_release_blocks(ix, b + 1);
-            if (prog) cli_progress_fraction(prog, b + 1, ix->nblocks, NULL);
-        }
+            if (emit(ctx, &evs[i], &ix->tabs)) rc = 1;
+        if (rc) break;
+        if (prog && ++pieces % TDX_RELEASE_EVERY == 0)
+            cli_progress_fraction(prog, first + n, total, NULL);
     }
+    tdx_evpipe_stop(p);
     if (!rc && tdx_index_strings_ok(ix, err)) rc = -1;
-    tdx_evdec_free(dec);
-    free(buf);
     return rc;
 }

@@ -3,11 +3,13 @@
 index passes and its event counts add up across the threads; damaged event blocks are reported
 as the lowest-numbered one, at its offset, the same for every -j and every run; a damaged view
 state is reported before any block, as with one thread. The block directory's, the generations'
-and META's numbers altered under re-sealed checksums are refused (check_directory).
+and META's numbers altered under re-sealed checksums are refused (check_directory). A pass over
+every event stops before a block damaged at its end (check_block_end).
 
 usage: verify_test.py TRACEIDX TRACEGEN
 """
 import os
+import re
 import shutil
 import struct
 import sys
@@ -16,7 +18,8 @@ import tempfile
 from common import SANITIZE, SKIP, Sealed, fail, run
 
 META, GENS, EVDIR, EVENTS, VIEW_PROC, VIEWDATA = 1, 5, 6, 7, 14, 17
-D_OFFSET, D_NEVENTS, D_FIRST_EVENT, D_FIRST_TIME, D_LAST_TIME, D_HASH, D_SIZE = 0, 12, 16, 24, 32, 40, 48
+D_OFFSET, D_LENGTH, D_NEVENTS, D_FIRST_EVENT, D_FIRST_TIME, D_LAST_TIME, D_HASH, D_SIZE = (
+    0, 8, 12, 16, 24, 32, 40, 48)
 G_NEVENTS, G_FIRST_TIME, G_FIRST_BLOCK, G_SIZE = 16, 24, 40, 48
 M_GENERATIONS, M_EVENTS, M_LAST_TIME, M_STACKS, M_KIND0 = 8, 16, 32, 80, 96
 
@@ -111,6 +114,57 @@ def check_directory(tdx, data, secs, reseal, bad, verify):
                                                                              want))
 
 
+def uvarint(b, i):
+    v = shift = 0
+    while True:
+        x = b[i]
+        i += 1
+        v |= (x & 0x7F) << shift
+        shift += 7
+        if x < 0x80:
+            return v, i
+
+
+def check_block_end(tdx, data, secs, xxh, reseal, bad, good):
+    """A block damaged where only its end shows it (the last byte of a rANS lane, read last, its
+    checksum re-sealed): a pass over every event (dump --events) gives every event of the blocks
+    before it and none of its own, then the error naming it."""
+    evdir, events = secs[EVDIR][1], secs[EVENTS][1]
+    k = 1
+    off = events + struct.unpack_from("<Q", data, evdir + k * D_SIZE + D_OFFSET)[0]
+    length = struct.unpack_from("<I", data, evdir + k * D_SIZE + D_LENGTH)[0]
+    n0 = struct.unpack_from("<I", data, evdir + D_NEVENTS)[0]
+    i = off + 1  # flags
+    nthr, i = uvarint(data, i)
+    for _ in range(nthr + 1):  # each thread's m, then t0
+        _, i = uvarint(data, i)
+    _, i = uvarint(data, i)  # tables
+    hlen, i = uvarint(data, i)
+    i += hlen
+    lane_len, i = uvarint(data, i)  # lane 0: its state (4 bytes), then its bytes
+    if lane_len <= 4 or i + lane_len > off + length:
+        fail("block %d's lane 0 holds no bytes to damage (%d)" % (k, lane_len))
+    b = bytearray(data)
+    b[i + lane_len - 1] ^= 0x5A
+    struct.pack_into("<Q", b, evdir + k * D_SIZE + D_HASH, xxh(b[off:off + length]))
+    reseal(b, EVDIR)
+    open(bad, "wb").write(b)
+    p = run([tdx, "dump", "--events", bad], timeout=300)
+    err = p.stderr.decode(errors="replace")
+    want = "index event block %d is corrupt" % k
+    if p.returncode != 1 or want not in err:
+        fail("block %d damaged at its end: dump --events exit %d, %r (want %r)" % (
+            k, p.returncode, err, want))
+    whole = run([tdx, "dump", "--events", good], ok=True, timeout=300).stdout
+    starts = [m.start() for m in re.finditer(rb"^M=", whole, re.M)]
+    if len(starts) <= n0:
+        fail("the intact index's dump has %d events, block 0 %d" % (len(starts), n0))
+    if p.stdout != whole[:starts[n0]]:
+        got = len(re.findall(rb"^M=", p.stdout, re.M))
+        fail("block %d damaged at its end: dump --events printed %d events, want block 0's %d "
+             "and none of block %d's" % (k, got, n0, k))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -187,6 +241,7 @@ def main():
                 fail("a view state and block 0 damaged, -j %d: exit %d, %r" % (j, rc, err))
 
         check_directory(tdx, data, secs, reseal, bad, verify)
+        check_block_end(tdx, data, secs, xxh, reseal, bad, good)
 
         rc, _, err = verify(good, 0)
         if rc != 2 or "-j" not in err:
