@@ -111,14 +111,41 @@ static int quote(tdx_buf *out, tdx_str s) {
     return tdx_go_quote(out, s.p, s.n);
 }
 
+/* v in base 10 or 16 (lower case) at p; returns the end. */
+static char *put_u64(char *p, uint64_t v, unsigned base) {
+    char d[20];
+    int k = 0;
+    do {
+        d[k++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    while (k) *p++ = d[--k];
+    return p;
+}
+
+/* "\t<func> @ 0x<pc>\n\t\t<file>:<line>\n" per frame, written without printf: frames are most of
+ * dump --events' output. The names are copied whole, NUL bytes included, as Go's %s does. */
 static void print_stack(tdx_buf *out, const tdx_gen *g, uint32_t stack) {
     if (!g || stack >= g->stacks.n) return;
     const tdx_stack *st = &g->stacks.v[stack];
     for (uint32_t i = 0; i < st->nframes; i++) {
         const tdx_frame *f = &g->frames.v[g->stack_frames.v[st->first + i]];
         tdx_str fn = gstr(g, f->func), file = gstr(g, f->file);
-        tdx_buf_printf(out, "\t%.*s @ 0x%" PRIx64 "\n\t\t%.*s:%" PRIu64 "\n", (int)fn.n,
-                       (const char *)fn.p, f->pc, (int)file.n, (const char *)file.p, f->line);
+        if (tdx_vec_reserve(out, out->n + fn.n + file.n + 64)) return;
+        char *p = (char *)out->v + out->n;
+        *p++ = '\t';
+        memcpy(p, fn.p, fn.n);
+        p += fn.n;
+        memcpy(p, " @ 0x", 5);
+        p = put_u64(p + 5, f->pc, 16);
+        memcpy(p, "\n\t\t", 3);
+        p += 3;
+        memcpy(p, file.p, file.n);
+        p += file.n;
+        *p++ = ':';
+        p = put_u64(p, f->line, 10);
+        *p++ = '\n';
+        out->n = (size_t)(p - (char *)out->v);
     }
 }
 

@@ -110,15 +110,20 @@ int tdx_buf_append(tdx_buf *b, const void *p, size_t n) {
 }
 
 int tdx_buf_printf(tdx_buf *b, const char *fmt, ...) {
+    /* Formatted once into the room at the end (most texts are short), twice only when it is
+     * too small: measuring every text first had doubled the cost of dump's output. */
+    if (tdx_vec_reserve(b, b->n + 128)) return -1;
     va_list ap;
     va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
+    int need = vsnprintf((char *)b->v + b->n, b->cap - b->n, fmt, ap);
     va_end(ap);
     if (need < 0) return -1;
-    if (tdx_vec_reserve(b, b->n + (size_t)need + 1)) return -1;
-    va_start(ap, fmt);
-    vsnprintf((char *)b->v + b->n, (size_t)need + 1, fmt, ap);
-    va_end(ap);
+    if ((size_t)need >= b->cap - b->n) {
+        if (tdx_vec_reserve(b, b->n + (size_t)need + 1)) return -1;
+        va_start(ap, fmt);
+        vsnprintf((char *)b->v + b->n, (size_t)need + 1, fmt, ap);
+        va_end(ap);
+    }
     b->n += (size_t)need;
     return 0;
 }

@@ -111,6 +111,14 @@ has err "usable before the error: 2 generations, 10 events, the first [0-9]* of 
 expect 1 "$T" dump --events "$W/cut.trace"
 has out "^ERROR: "
 
+# A frame's function name with a NUL byte in it is printed whole, as Go's %s prints it (printf's
+# %.*s stopped at the NUL). The string grows by a byte, and so does the batch that holds it.
+sed 's/data="main.main"/data="main.ma\\x00in"/; s/time=0 size=246/time=0 size=247/' \
+    "$D/pprof/basic.test" >"$W/nul.test"
+expect 0 "$T" dump --events "$W/nul.test"
+tr '\000' '#' <"$W/out" >"$W/nul.txt"
+grep -q "^	main.ma#in @ 0x1068$" "$W/nul.txt" || fail "a NUL in a function name: $(grep -a -m1 main.ma "$W/nul.txt")"
+
 # A goroutine id that comes back after its goroutine ended: the build redoes its views' pass
 # keeping that goroutine (the id is far above the dense id bitmap's range) and succeeds.
 expect 0 "$T" build --verbose "$D/edge/goid-reused-large.test" -o "$W/reused.tidx"
