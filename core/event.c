@@ -136,10 +136,11 @@ static void print_stack(tdx_buf *out, const tdx_gen *g, uint32_t stack) {
         *p++ = '\t';
         memcpy(p, fn.p, fn.n);
         p += fn.n;
-        memcpy(p, " @ 0x", 5);
-        p = put_u64(p + 5, f->pc, 16);
-        memcpy(p, "\n\t\t", 3);
-        p += 3;
+        static const char at[5] = {' ', '@', ' ', '0', 'x'}, nl[3] = {'\n', '\t', '\t'};
+        memcpy(p, at, sizeof at);
+        p = put_u64(p + sizeof at, f->pc, 16);
+        memcpy(p, nl, sizeof nl);
+        p += sizeof nl;
         memcpy(p, file.p, file.n);
         p += file.n;
         *p++ = ':';
