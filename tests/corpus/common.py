@@ -43,6 +43,18 @@ def run(args, timeout=600, ok=False, env=None):
     return p
 
 
+def uvarint(b, i):
+    """The unsigned LEB128 at b[i]: (value, the index after it)."""
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
 class Sealed:
     """An index's bytes, its sections and XXH3 (libxxhash through ctypes), to alter an index and
     make its checksums match again: a crafted index, not a damaged one. Sealed.load returns None

@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-from common import SANITIZE, SKIP, TESTDATA, fail, need, run
+from common import SANITIZE, SKIP, TESTDATA, fail, need, run, uvarint
 
 
 def read_golden(path):
@@ -205,16 +205,6 @@ def check_resources(index, events):
     data = open(index, "rb").read()
     secs = {kind: (off, n) for kind, off, n in sections(index)}
 
-    def uvarint(o):
-        v = shift = 0
-        while True:
-            c = data[o]
-            o += 1
-            v |= (c & 0x7F) << shift
-            shift += 7
-            if c < 0x80:
-                return v, o
-
     def unzigzag(v):
         return (v >> 1) ^ -(v & 1)
     for kind, sec in enumerate((8, 9, 10)):  # GOROUTINES, PROCS, THREADS
@@ -224,7 +214,7 @@ def check_resources(index, events):
         for _ in range(count):
             fields = []
             for _ in range(4):
-                v, o = uvarint(o)
+                v, o = uvarint(data, o)
                 fields.append(v)
             rid += unzigzag(fields[0])
             first += unzigzag(fields[2])

@@ -17,7 +17,7 @@ import shutil
 import sys
 import tempfile
 
-from common import TESTDATA, fail, refuses_garbage, run, without_section
+from common import TESTDATA, fail, refuses_garbage, run, uvarint, without_section
 from goevents import golden_indexes, goroutines, parse, parse_dump, profiles
 
 TDX, OURS = sys.argv[1], sys.argv[2]
@@ -44,14 +44,8 @@ def fields(b):
 
     def varint():
         nonlocal i
-        v = s = 0
-        while True:
-            c = b[i]
-            i += 1
-            v |= (c & 0x7f) << s
-            s += 7
-            if c < 0x80:
-                return v
+        v, i = uvarint(b, i)
+        return v
     while i < len(b):
         key = varint()
         f, w = key >> 3, key & 7
