@@ -24,10 +24,11 @@ tdx_evpipe *tdx_evpipe_start(tdx_index *ix, size_t first, size_t last, int64_t t
  * NULL when out of memory. */
 tdx_evpipe *tdx_evpipe_start_blocks(tdx_index *ix);
 
-/* The next piece of events, in order (up to ~1000 of a block): 1 with them in *evs (valid until
- * the next call or stop), their count in *n and the index of the first in *first; 0 after the
- * last block; -1 with *err set when a block is damaged (events of that block may have come
- * before: only the end of a block shows some damage). */
+/* The next piece of events, in order (up to ~1000 of a block; a whole block with
+ * tdx_evpipe_start_blocks): 1 with them in *evs (valid until the next call or stop), their
+ * count in *n and the index of the first in *first; 0 after the last block; -1 with *err set
+ * when a block is damaged (with ~1000-event pieces, events of that block may have come before:
+ * only the end of a block shows some damage). */
 int tdx_evpipe_next(tdx_evpipe *p, const tdx_event **evs, size_t *n, uint64_t *first, tdx_err *err);
 
 /* Stops the reader (wherever it is) and frees everything. NULL is fine. */

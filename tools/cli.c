@@ -508,8 +508,8 @@ int cli_read_trace(const char *cmd, const char *path, int jobs, bool quiet, tdx_
 }
 
 int cli_index_events(tdx_index *ix, tdx_emit_fn emit, void *ctx, cli_progress *prog, tdx_err *err) {
-    /* The blocks decode on a second thread, one ahead of the consumer (evpipe.h): decoding is
-     * about 85 ns an event, as much as the passes that read every event spend on it. */
+    /* The blocks decode on a second thread, one ahead of the consumer (evpipe.h): decoding was
+     * a fifth of such a pass (regions --type of the 256 MiB bench index: 5.2 -> 4.0 s). */
     tdx_evpipe *p = tdx_evpipe_start_blocks(ix);
     if (!p) return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     uint64_t total = ix->nblocks ? tdx_index_block_first_event(ix, ix->nblocks - 1) +
