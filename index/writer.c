@@ -418,14 +418,13 @@ static int flush_block(tdx_iwriter *w, bool gen_end) {
         /* Hand the block over and take the slot's old storage to fill next. */
         pthread_mutex_lock(&q->mu);
         while (q->tail - q->head == ENC_SLOTS && !q->failed) {
-            /* Full: code the newest job not yet taken (the encoder works from the oldest). */
-            uint64_t j = q->tail;
-            while (j > q->head + 1 && q->state[(j - 1) % ENC_SLOTS] != JOB_QUEUED) j--;
-            if (j == q->head + 1 || q->state[(j - 1) % ENC_SLOTS] != JOB_QUEUED) {
+            /* Full: code the newest job not yet taken, never the oldest (the encoder's). */
+            uint64_t j = q->tail - 1;
+            while (j > q->head && q->state[j % ENC_SLOTS] != JOB_QUEUED) j--;
+            if (j > q->head)
+                share_job(w, q, j);
+            else
                 pthread_cond_wait(&q->cv, &q->mu);
-                continue;
-            }
-            share_job(w, q, j - 1);
         }
         bool failed = q->failed;
         if (!failed) {
