@@ -4,7 +4,7 @@ SAN_BUILD  ?= build-sanitize
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-SOURCES     = $(wildcard core/*.[ch] index/*.[ch] tools/*.[ch] bench/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch])
+SOURCES     = $(wildcard core/*.[ch] index/*/*.[ch] tools/*.[ch] bench/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch])
 
 .PHONY: all deps configure build demo test test-sanitize fuzz bench format lint clean
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "index/evcodec.h"
-#include "index/format.h"
-#include "index/reader.h"
+#include "index/format/evcodec.h"
+#include "index/format/format.h"
+#include "index/format/reader.h"
 
 static double now_sec(void) {
     struct timespec ts;

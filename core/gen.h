@@ -114,7 +114,7 @@ static inline tdx_str tdx_gen_str(const tdx_gen *g, uint32_t id) {
     if (g->str_offs)
         return (tdx_str){g->str_base + g->str_offs[id],
                          (uint32_t)(g->str_offs[id + 1] - g->str_offs[id])};
-    /* Acquire: another thread may have unpacked the chunk (index/reader.c). */
+    /* Acquire: another thread may have unpacked the chunk (index/format/reader.c). */
     if (g->str_fill && !__atomic_load_n(&g->str_ready[id >> TDX_STR_CHUNK_SHIFT], __ATOMIC_ACQUIRE))
         g->str_fill(g->str_ctx, id);
     return g->strings.v[id];

@@ -18,8 +18,8 @@
 #include "core/gofmt.h"
 #include "core/regfile.h"
 #include "core/spec.h"
-#include "index/evcodec.h"
-#include "index/evpipe.h"
+#include "index/format/evcodec.h"
+#include "index/format/evpipe.h"
 
 void cli_report(const char *file, const tdx_err *err) {
     if (err->offset != TDX_NO_OFFSET)

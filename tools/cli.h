@@ -10,8 +10,8 @@
 #include "core/error.h"
 #include "core/reader.h"
 #include "core/source.h"
-#include "index/reader.h"
-#include "index/timehist.h"
+#include "index/format/reader.h"
+#include "index/analysis/timehist.h"
 
 #define TDX_EXIT_OK 0
 #define TDX_EXIT_FAIL 1  /* bad input, or the requested check failed */

@@ -15,12 +15,12 @@
 #include "core/quote.h"
 #include "core/reader.h"
 #include "core/regfile.h"
-#include "index/query.h"
-#include "index/reader.h"
-#include "index/sumindex.h"
-#include "index/verify.h"
-#include "index/viewbuild.h"
-#include "index/writer.h"
+#include "index/views/query.h"
+#include "index/format/reader.h"
+#include "index/analysis/sumindex.h"
+#include "index/build/verify.h"
+#include "index/build/viewbuild.h"
+#include "index/build/writer.h"
 
 static const char build_help[] =
     "usage: traceidx build TRACE [-o OUT] [-j N] [--quiet] [--verbose] [--partial]\n"

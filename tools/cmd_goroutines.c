@@ -8,10 +8,10 @@
 #include "core/hmap.h"
 #include "core/quote.h"
 #include "core/varint.h"
-#include "index/gostats.h"
-#include "index/extsort.h"
-#include "index/gsindex.h"
-#include "index/reader.h"
+#include "index/analysis/gostats.h"
+#include "index/common/extsort.h"
+#include "index/analysis/gsindex.h"
+#include "index/format/reader.h"
 #include "tools/stattable.h"
 
 static const char goroutines_help[] =

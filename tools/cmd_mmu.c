@@ -7,10 +7,10 @@
 
 #include "cli.h"
 #include "core/gofmt.h"
-#include "index/format.h"
-#include "index/mmu.h"
-#include "index/query.h"
-#include "index/reader.h"
+#include "index/format/format.h"
+#include "index/analysis/mmu.h"
+#include "index/views/query.h"
+#include "index/format/reader.h"
 
 static const char mmu_help[] =
     "usage: traceidx mmu INDEX [--include LIST] [--per-goroutine] [--window DUR] [--json]\n"

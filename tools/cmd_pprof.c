@@ -9,12 +9,12 @@
 #include "cli.h"
 #include "core/quote.h"
 #include "core/varint.h"
-#include "index/atomic_file.h"
-#include "index/format.h"
-#include "index/goprof.h"
-#include "index/pprofout.h"
-#include "index/reader.h"
-#include "index/regprof.h"
+#include "index/common/atomic_file.h"
+#include "index/format/format.h"
+#include "index/analysis/goprof.h"
+#include "index/analysis/pprofout.h"
+#include "index/format/reader.h"
+#include "index/analysis/regprof.h"
 #include "tools/regsel.h"
 
 static const char pprof_help[] =

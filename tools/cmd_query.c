@@ -7,9 +7,9 @@
 
 #include "cli.h"
 #include "core/regfile.h"
-#include "index/atomic_file.h"
-#include "index/format.h"
-#include "index/query.h"
+#include "index/common/atomic_file.h"
+#include "index/format/format.h"
+#include "index/views/query.h"
 
 static const char query_help[] =
     "usage: traceidx query INDEX [--range START:END | --range '#N' | --start I --end J]\n"

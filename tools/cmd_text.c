@@ -12,7 +12,7 @@
 #include "core/pdqsort.h"
 #include "core/spec.h"
 #include "core/textfmt.h"
-#include "index/atomic_file.h"
+#include "index/common/atomic_file.h"
 
 static const char text2bin_help[] =
     "usage: traceidx text2bin IN -o OUT\n\n"

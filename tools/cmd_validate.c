@@ -10,7 +10,7 @@
 #include "core/event.h"
 #include "core/reader.h"
 #include "core/regfile.h"
-#include "index/reader.h"
+#include "index/format/reader.h"
 
 int cmd_dump_raw(const char *path, bool footprint);
 

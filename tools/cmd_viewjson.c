@@ -8,9 +8,9 @@
 
 #include "cli.h"
 #include "core/reader.h"
-#include "index/jsonout.h"
-#include "index/summary.h"
-#include "index/viewgen.h"
+#include "index/views/jsonout.h"
+#include "index/analysis/summary.h"
+#include "index/views/viewgen.h"
 
 static const char viewjson_help[] =
     "usage: traceidx viewjson [options] TRACE\n\n"

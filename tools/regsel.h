@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "core/mem.h"
-#include "index/gostats.h"
-#include "index/reader.h"
+#include "index/analysis/gostats.h"
+#include "index/format/reader.h"
 
 typedef struct cli_regsel {
     const char *type; /* NULL: any type */

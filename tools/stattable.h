@@ -10,8 +10,8 @@
 
 #include "core/error.h"
 #include "core/mem.h"
-#include "index/extsort.h"
-#include "index/gostats.h"
+#include "index/common/extsort.h"
+#include "index/analysis/gostats.h"
 
 /* What a row shows besides its statistics: a goroutine (its id, creation, start and end; 0 when
  * it never ran or never ended), or a region (its goroutine's id, its task and its interval). */

@@ -179,7 +179,7 @@ def same_result(trace, ix, direct_args, query_args, what):
 
 def check_differential(trace):
     # gen: many short generations, so tasks, regions and goroutines span the summary's
-    # compactions (index/sumspill.c), with a sort budget small enough to spill runs
+    # compactions (index/analysis/sumspill.c), with a sort budget small enough to spill runs
     gen = trace == "gen"
     if gen:
         trace = gen_trace("3M", 11, ["--gen-ms", "50"])
@@ -205,7 +205,7 @@ def check_differential(trace):
 
 
 def check_background():
-    # 1024 goroutines and regions go in one TASKX record (index/sumindex.c); the background task
+    # 1024 goroutines and regions go in one TASKX record (index/analysis/sumindex.c); the background task
     # of this trace has about 5,000, so its record comes in pieces (goroutines only, both,
     # regions only) over more than one block
     trace = gen_trace("16M", 12, ["--gen-ms", "50"])

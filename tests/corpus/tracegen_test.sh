@@ -81,7 +81,7 @@ for f in "$tmp/v25-s2.trace" "$tmp/v22-s3.trace"; do
     cmp -s "$tmp/plain.json" "$tmp/ck.json" || fail "$f: checkpoints changed the JSON"
 done
 
-# Thousands of goroutines in each generation (index/writer.c moves a generation's goroutine
+# Thousands of goroutines in each generation (index/build/writer.c moves a generation's goroutine
 # records to an external sort once there are RES_SPILL_MIN = 4096 of them, and folds them at
 # the end): `info --verify` recounts every table's events from the event blocks.
 f="$tmp/many-goroutines.trace"

@@ -1,4 +1,4 @@
-/* test_blockcoder.c: index/blockcoder.c gives each stream's blocks in order, the same bytes with
+/* test_blockcoder.c: index/format/blockcoder.c gives each stream's blocks in order, the same bytes with
  * and without its thread, values intact across chunk boundaries, and stops at a sink's failure. */
 #include <criterion/criterion.h>
 
@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/varint.h"
-#include "index/blockcoder.h"
-#include "index/rans.h"
+#include "index/format/blockcoder.h"
+#include "index/format/rans.h"
 #include "xorshift.h"
 
 enum { NS = 3, NCTX = 40, NBLOCKS = 24, NLOG = NS * NBLOCKS };

@@ -1,5 +1,5 @@
-/* test_evcodec.c: the event block codec (index/evcodec.c, index/rans.c) and the string table
- * packing (index/strpack.c): random blocks round trip exactly, and truncated or damaged input is
+/* test_evcodec.c: the event block codec (index/format/evcodec.c, index/format/rans.c) and the string table
+ * packing (index/format/strpack.c): random blocks round trip exactly, and truncated or damaged input is
  * refused cleanly. Every decode reads an exact-size heap copy, so an over-read is caught by
  * AddressSanitizer in the sanitizer build. */
 #include <criterion/criterion.h>
@@ -10,9 +10,9 @@
 
 #include "core/event.h"
 #include "core/spec.h"
-#include "index/evcodec.h"
-#include "index/format.h"
-#include "index/strpack.h"
+#include "index/format/evcodec.h"
+#include "index/format/format.h"
+#include "index/format/strpack.h"
 
 /* A small deterministic generator (xorshift64*), so failures reproduce. */
 static uint64_t rng = 88172645463325252ull;

@@ -1,4 +1,4 @@
-/* test_extsort.c: index/extsort.c: random records sorted in memory and through many spilled runs
+/* test_extsort.c: index/common/extsort.c: random records sorted in memory and through many spilled runs
  * (a tiny budget, so groups of runs are merged first), compared with a stable in-memory sort;
  * reading twice gives the same stream. */
 #include <criterion/criterion.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/extsort.h"
-#include "index/format.h"
+#include "index/common/extsort.h"
+#include "index/format/format.h"
 
 typedef struct ref {
     uint64_t k1, k2;

@@ -1,4 +1,4 @@
-/* test_filevec.c: index/filevec.c: appended ranges read back the same before and after they are
+/* test_filevec.c: index/common/filevec.c: appended ranges read back the same before and after they are
  * written out and after the mapping's pages are given back; reading maps pages into the resident
  * count and a release takes them out; the reservation is a hard limit; the page budget stays
  * within the build's memory target (0.1 x trace + 64 MB) on small traces. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/filevec.h"
+#include "index/common/filevec.h"
 
 static const char beside[] = "/tmp/filevec-test.tidx";
 

@@ -1,6 +1,6 @@
-/* test_goprof.c: index/goprof.c measures waits as cmd/trace does (values worked out by hand), takes
+/* test_goprof.c: index/analysis/goprof.c measures waits as cmd/trace does (values worked out by hand), takes
  * stacks with equal first 128 PCs as one named by the latest, and its section refuses every
- * malformed record; index/pprofout.c writes one location per PC and one function per name. */
+ * malformed record; index/analysis/pprofout.c writes one location per PC and one function per name. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -8,8 +8,8 @@
 
 #include "core/event.h"
 #include "core/varint.h"
-#include "index/goprof.h"
-#include "index/pprofout.h"
+#include "index/analysis/goprof.h"
+#include "index/analysis/pprofout.h"
 
 enum { RUNNING = TDX_GO_RUNNING, RUNNABLE = TDX_GO_RUNNABLE, WAITING = TDX_GO_WAITING };
 enum { SYSCALL = TDX_GO_SYSCALL, NOTEXIST = TDX_GO_NOTEXIST };

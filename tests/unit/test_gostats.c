@@ -1,5 +1,5 @@
-/* test_gostats.c: index/gostats.c computes Go's goroutine statistics event by event (values worked
- * out by hand), keeps the latest record of a reused id across spills, and index/gsindex.c stores
+/* test_gostats.c: index/analysis/gostats.c computes Go's goroutine statistics event by event (values worked
+ * out by hand), keeps the latest record of a reused id across spills, and index/analysis/gsindex.c stores
  * them so that every byte of the section is checked: any flipped byte or truncation is refused. */
 #include <criterion/criterion.h>
 
@@ -11,9 +11,9 @@
 #include "core/event.h"
 #include "core/spec.h"
 #include "core/varint.h"
-#include "index/gostats.h"
-#include "index/gsindex.h"
-#include "index/rans.h"
+#include "index/analysis/gostats.h"
+#include "index/analysis/gsindex.h"
+#include "index/format/rans.h"
 
 /* Strings 1 "chan receive", 2 "forever", 3 "main.f", 4 "main.g"; stack 1 [main.f], 2 [main.g]. */
 static void make_gen(tdx_gen *g) {

@@ -1,4 +1,4 @@
-/* test_jsonw.c: index/jsonout.h's writer: stackFrames holds every frame a written event names and
+/* test_jsonw.c: index/views/jsonout.h's writer: stackFrames holds every frame a written event names and
  * their callers, each once, keyed in the order encoding/json sorts map keys (the decimal text of
  * the ids), with Go's name and parent fields; the size of an event's JSON without writing it. */
 #include <criterion/criterion.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/jsonout.h"
+#include "index/views/jsonout.h"
 
 /* A flat tree: frame id i's parent is i / 7 (0 at the top), its name "f<i>", line i. */
 enum { NFRAMES = 150000 };

@@ -1,5 +1,5 @@
-/* test_mmu.c: index/muinput.c records what the mutator utilization depends on and reads it back
- * refusing every malformed record; index/mmu.c turns it into Go's utilization functions and
+/* test_mmu.c: index/analysis/muinput.c records what the mutator utilization depends on and reads it back
+ * refusing every malformed record; index/analysis/mmu.c turns it into Go's utilization functions and
  * their MMU curve (values worked out by hand). */
 #include <criterion/criterion.h>
 
@@ -8,9 +8,9 @@
 
 #include "core/spec.h"
 #include "core/varint.h"
-#include "index/format.h"
-#include "index/mmu.h"
-#include "index/muinput.h"
+#include "index/format/format.h"
+#include "index/analysis/mmu.h"
+#include "index/analysis/muinput.h"
 
 /* Strings: 1 "GC mark termination" (a GC stop-the-world), 2 "GC (fractional)" (a worker),
  * 3 "GC (idle)" (not one), 4 "GC (dedicated)", 5 "GOMAXPROCS" (a stop-the-world, not the GC's). */

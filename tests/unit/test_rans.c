@@ -1,11 +1,11 @@
-/* test_rans.c: index/rans.c round trips at the coder's edges: single-symbol tables, rare
+/* test_rans.c: index/format/rans.c round trips at the coder's edges: single-symbol tables, rare
  * symbols in full-precision tables (two bytes out per symbol), lanes of unequal length. */
 #include <criterion/criterion.h>
 
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "index/rans.h"
+#include "index/format/rans.h"
 #include "xorshift.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;

@@ -1,4 +1,4 @@
-/* test_regprof.c: index/regprof.c counts a wait only within its goroutine's selected regions, as
+/* test_regprof.c: index/analysis/regprof.c counts a wait only within its goroutine's selected regions, as
  * cmd/trace's region profiles do (values worked out by hand): nested regions left out, a wait
  * summed over every region it overlaps, the blocking profiles by their reason. */
 #include <criterion/criterion.h>
@@ -7,7 +7,7 @@
 
 #include "core/event.h"
 #include "core/spec.h"
-#include "index/regprof.h"
+#include "index/analysis/regprof.h"
 
 enum { RUNNING = TDX_GO_RUNNING, RUNNABLE = TDX_GO_RUNNABLE, WAITING = TDX_GO_WAITING };
 

@@ -1,10 +1,10 @@
-/* test_regstats.c: index/regstats.c groups regions by type and start frame with Go's histogram,
+/* test_regstats.c: index/analysis/regstats.c groups regions by type and start frame with Go's histogram,
  * writes REGIONS sorted as cmd/trace sorts its table, and refuses every malformed group. */
 #include <criterion/criterion.h>
 
 #include <string.h>
 
-#include "index/regstats.h"
+#include "index/analysis/regstats.h"
 
 /* String ids: 0 "", 1 "b", 2 "a", 3 "f", 4 "x.go". */
 static tdx_str str(const void *ctx, uint32_t id) {

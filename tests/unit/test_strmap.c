@@ -1,4 +1,4 @@
-/* test_strmap.c: index/strmap.c: every id stored is found again, through spills to the run and
+/* test_strmap.c: index/format/strmap.c: every id stored is found again, through spills to the run and
  * back, keys that share their low 64 bits stay apart, absent keys are absent, and a run that
  * cannot be created fails cleanly. */
 #include <criterion/criterion.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/strmap.h"
+#include "index/format/strmap.h"
 #include "core/hmap.h"
 
 static const char beside[] = "/tmp/strmap-test.tidx";

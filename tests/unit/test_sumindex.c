@@ -1,4 +1,4 @@
-/* test_sumindex.c: index/sumindex.c: random summaries written and loaded back one query at a
+/* test_sumindex.c: index/analysis/sumindex.c: random summaries written and loaded back one query at a
  * time (every goroutine and task, ids that do not exist), compared with the complete summary
  * through what the viewer reads of it; then damaged sections (every truncation, flipped bytes)
  * that must give a clean index error, never a crash or a wrong answer. Inputs are exact-size heap
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/sumindex.h"
+#include "index/analysis/sumindex.h"
 
 /* ---- a deterministic random summary ---- */
 

@@ -1,11 +1,11 @@
-/* test_sumspill.c: index/sumspill.c folds a task's parts back into one and reads its regions
+/* test_sumspill.c: index/analysis/sumspill.c folds a task's parts back into one and reads its regions
  * back in creation order, however they closed (a region is spilled when it closes). */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "index/sumspill.h"
+#include "index/analysis/sumspill.h"
 
 /* One task whose nr regions belong to one goroutine; the regions named in open_at[] are still
  * open at the first compaction, so they reach the sorts in a later part than regions made after

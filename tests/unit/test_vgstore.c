@@ -1,4 +1,4 @@
-/* test_vgstore.c: index/viewgen_store.h: a saved store reloads with the same ids (its stack nodes
+/* test_vgstore.c: index/views/viewgen_store.h: a saved store reloads with the same ids (its stack nodes
  * read in place from the saved bytes), damaged node records are refused, and a reloaded store
  * still grows (it then copies its nodes) with the ids a store never saved would give; a saved
  * frame tree answers in place like the tree it came from, and grows or truncates like it. */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "index/viewgen_store.h"
+#include "index/views/viewgen_store.h"
 
 /* A store with a few strings and a small tree: chains of depth 1..8 over 3 functions. */
 static void fill(tdx_vgstore *s, uint32_t *leaf, size_t nleaf) {

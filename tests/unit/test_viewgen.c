@@ -1,4 +1,4 @@
-/* test_viewgen.c: index/viewgen.c restores a saved generator state, and refuses one whose counters
+/* test_viewgen.c: index/views/viewgen.c restores a saved generator state, and refuses one whose counters
  * or largest proc id are out of range (an index with matching checksums can still carry them:
  * the proc view would lay out a lane per proc id up to the largest, and counters at the int64
  * limits would overflow on the next step). */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/varint.h"
-#include "index/viewgen.h"
+#include "index/views/viewgen.h"
 
 static int drop(void *ctx, const tdx_vev *ev) {
     (void)ctx;

@@ -1,4 +1,4 @@
-/* test_writer.c: the index writer's event blocks (index/writer.c) are the same bytes whichever
+/* test_writer.c: the index writer's event blocks (index/build/writer.c) are the same bytes whichever
  * thread codes them: on the delivering thread alone, on an encoder thread, or shared between the
  * two (the delivering thread coding every k-th block, or whenever the encoder falls behind).
  * The blocks also read back as the events given. */
@@ -14,8 +14,8 @@
 #include "core/event.h"
 #include "core/mem.h"
 #include "core/spec.h"
-#include "index/evcodec.h"
-#include "index/writer.h"
+#include "index/format/evcodec.h"
+#include "index/build/writer.h"
 
 static uint64_t rng;
 static uint64_t rnd(void) {
