@@ -153,7 +153,7 @@ int cmd_serve(int argc, char **argv) {
     const char *path = NULL, *http = "127.0.0.1:0", *goroot = NULL;
     bool open = false, log = false, quiet = false;
     int jobs = tdx_ncpus(), jr;
-    uint64_t max_q = 0, queue = 0;
+    uint64_t max_q = 0, queue = UINT64_MAX; /* unset */
     int64_t timeout = 600 * (int64_t)1000000000;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -256,7 +256,7 @@ int cmd_serve(int argc, char **argv) {
     };
     int ncpu = tdx_ncpus();
     cfg.max_running = max_q ? (int)max_q : ncpu > 2 ? ncpu : 2;
-    cfg.max_waiting = queue ? (int)queue : 4 * cfg.max_running;
+    cfg.max_waiting = queue != UINT64_MAX ? (int)queue : 4 * cfg.max_running;
     char url[1200];
     cfg.listen_fd = listen_on(host, port, &cfg.port, url, sizeof url);
     if (cfg.listen_fd < 0) {

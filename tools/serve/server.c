@@ -33,6 +33,7 @@ typedef struct stream {
     srv_server *s;
     srv_child c;
     size_t slot;
+    bool released; /* its pool slot given back, as soon as the command ended */
     size_t len, off; /* the first chunk, read before the status was chosen */
     char first[65536];
 } stream;
@@ -153,12 +154,18 @@ static void forget_pid(srv_server *s, size_t slot) {
     pthread_mutex_unlock(&s->mu);
 }
 
-static void stream_free(void *cls) {
-    stream *st = cls;
+/* Ends the command (killing it if it still runs) and gives its slot back, once. */
+static void stream_end(stream *st) {
+    if (st->released) return;
     forget_pid(st->s, st->slot); /* first: srv_stop must not kill a pid reaped and reused */
     srv_child_finish(&st->c, true);
     srv_pool_release(&st->s->pool);
-    free(st);
+    st->released = true;
+}
+
+static void stream_free(void *cls) {
+    stream_end(cls);
+    free(cls);
 }
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
@@ -173,8 +180,10 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
     if (n > 0) return n;
     /* a command that fails after its first bytes cannot change the status any more: the
      * connection is cut, so the client sees a broken transfer, never a short document */
-    if (n == 0 && srv_child_finish(&st->c, false) == 0) return MHD_CONTENT_READER_END_OF_STREAM;
-    return MHD_CONTENT_READER_END_WITH_ERROR;
+    bool ok = n == 0 && srv_child_finish(&st->c, false) == 0;
+    /* the slot is free before the client sees the end, so its next request finds it free */
+    stream_end(st);
+    return ok ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
 /* Whether the index still opens and matches its trace: a command's exit 1 is then about what was
