@@ -118,11 +118,17 @@ static int listen_on(const char *host, const char *port, uint16_t *bound, char *
             continue;
         }
         struct sockaddr_storage ss;
+        memset(&ss, 0, sizeof ss);
         socklen_t sl = sizeof ss;
-        getsockname(fd, (struct sockaddr *)&ss, &sl);
         char h[NI_MAXHOST], s[NI_MAXSERV];
-        getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, s, sizeof s,
-                    NI_NUMERICHOST | NI_NUMERICSERV);
+        if (getsockname(fd, (struct sockaddr *)&ss, &sl) ||
+            getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, s, sizeof s,
+                        NI_NUMERICHOST | NI_NUMERICSERV)) {
+            err = errno;
+            close(fd);
+            fd = -1;
+            continue;
+        }
         *bound = (uint16_t)atoi(s);
         bool v6 = ss.ss_family == AF_INET6;
         bool any = !strcmp(h, "0.0.0.0") || !strcmp(h, "::");
@@ -169,8 +175,7 @@ int cmd_serve(int argc, char **argv) {
             goroot = argv[++i];
         } else if (!strcmp(a, "--max-queries") || !strcmp(a, "--queue")) {
             uint64_t v;
-            if (!more || cli_parse_u64(argv[i + 1], &v) || v > 1024 ||
-                (!v && a[2] == 'm'))
+            if (!more || cli_parse_u64(argv[i + 1], &v) || v > 1024 || (!v && a[2] == 'm'))
                 return cli_usage_error("serve", "%s needs a count (1-1024)", a);
             i++;
             *(a[2] == 'm' ? &max_q : &queue) = v;

@@ -82,8 +82,8 @@ static bool region_filter(srv_route *r, srv_param_fn param, void *pctx, const ch
 static void jsontrace(srv_route *r, srv_param_fn param, void *pctx) {
     command(r, "query", "application/json");
     const char *view = param(pctx, "view");
-    if (view && *view && strcmp(view, "proc") && strcmp(view, "procs") &&
-        strcmp(view, "thread") && strcmp(view, "threads"))
+    if (view && *view && strcmp(view, "proc") != 0 && strcmp(view, "procs") != 0 &&
+        strcmp(view, "thread") != 0 && strcmp(view, "threads") != 0)
         return bad(r, "parameter view: proc or thread");
     if (view && !strncmp(view, "thread", 6)) arg(r, "--view"), arg(r, "threads");
     /* cmd/trace takes the first of these present */

@@ -296,7 +296,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     srv_server *s = cls;
     unsigned status = MHD_HTTP_OK;
     enum MHD_Result rc;
-    if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         status = MHD_HTTP_METHOD_NOT_ALLOWED;
         rc = text(conn, status, "traceidx serve: only GET and HEAD\n");
     } else if (!srv_host_allowed(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
