@@ -61,7 +61,12 @@ static int build_first(const char *exe, const char *path, int jobs, bool quiet) 
     snprintf(j, sizeof j, "-j%d", jobs);
     char *argv[] = {"traceidx", "build", (char *)path, j, quiet ? "--quiet" : NULL, NULL};
     pid_t pid;
-    int rc = posix_spawn(&pid, exe, NULL, NULL, argv, environ);
+    /* its summary to stderr: serve's stdout starts with the URL, for scripts */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);
+    int rc = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
     if (rc) {
         fprintf(stderr, "traceidx serve: cannot run the build: %s\n", strerror(rc));
         return TDX_EXIT_FAIL;

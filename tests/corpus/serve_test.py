@@ -385,13 +385,17 @@ def check_security():
         fail("the command of a client that went away still runs: %s" % srv.children())
     expect(srv, "/data/info", 200, "after the client went away")
 
-    # A stale index: the trace changed under the server; an error page, then it answers again.
+    # Given a trace with no index beside it, serve builds one first, then answers from it.
     srv.stop()
     t2 = os.path.join(TMP, "s.trace")
     shutil.copy(trace, t2)
-    run([TRACEIDX, "build", "--quiet", t2], ok=True)
     srv = Server(t2)
-    srv.get("/data/info")
+    if not os.path.exists(t2 + ".tidx"):
+        fail("serve of a trace without an index did not build %s.tidx" % t2)
+    if srv.get("/data/info") != run([TRACEIDX, "info", t2 + ".tidx", "--json"], ok=True).stdout:
+        fail("serve TRACE does not answer from the index it built")
+
+    # A stale index: the trace changed under the server; an error page, then it answers again.
     with open(t2, "r+b") as f:
         f.seek(0, 2)
         f.write(b"\0" * 100)
