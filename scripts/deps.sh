@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages traceidx needs when they are missing (apt-get, as root).
 set -e
-PKGS="cmake gcc make python3 liburing-dev libxxhash-dev libcriterion-dev"
+PKGS="cmake gcc make python3 liburing-dev libxxhash-dev libcriterion-dev libmicrohttpd-dev"
 # `make fuzz` builds with clang and its libFuzzer runtime
 [ "${1:-}" = fuzz ] && PKGS="$PKGS clang libclang-rt-14-dev"
 missing=""

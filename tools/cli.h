@@ -144,6 +144,7 @@ int cmd_tasks(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
 int cmd_regions(int argc, char **argv);
 int cmd_mmu(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* The subcommands by name (commands.c): main's dispatch, and the fuzz harnesses'. */
 typedef struct cli_command {

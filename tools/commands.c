@@ -4,6 +4,7 @@
 #include "cli.h"
 
 static const cli_command commands[] = {
+    {"serve", cmd_serve, "go tool trace's web UI, answered from the index (builds it if needed)"},
     {"build", cmd_build, "index a trace into a compact, checksummed file (TRACE.tidx)"},
     {"query", cmd_query, "viewer JSON of a time window, split range or view, from an index"},
     {"ranges", cmd_ranges, "list the split ranges go tool trace would offer"},

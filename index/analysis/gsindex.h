@@ -1,5 +1,6 @@
-/* gsindex.h: the index's GSTATS section: Go's goroutine analysis (index/analysis/gostats.h) stored at build
- * time, its groups in display order and each group's goroutines in a checksummed run of its own. */
+/* gsindex.h: the index's GSTATS section: Go's goroutine analysis (index/analysis/gostats.h) stored
+ * at build time, its groups in display order and each group's goroutines in a checksummed run of
+ * its own. */
 #ifndef TDX_GSINDEX_H
 #define TDX_GSINDEX_H
 

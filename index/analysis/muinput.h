@@ -1,5 +1,6 @@
 /* muinput.h: the inputs of go tool trace's mutator utilization (its MMU page): the few events that
- * can change it, recorded in order by the build into section MUTIL, and read back by index/analysis/mmu.c.
+ * can change it, recorded in order by the build into section MUTIL, and read back by
+ * index/analysis/mmu.c.
  *
  * Go computes utilization from every event; all but these leave it as it is, except that an event
  * after two changes at one time stamp starts the value the second change set (Go keeps the lowest

@@ -11,10 +11,10 @@
  * Three dictionaries ("shapes") hold the few distinct (entry function, PC) pairs of goroutines and
  * (type, start stack, end stack) triples of tasks and regions, in order of first use; records
  * refer to them by ordinal. The tables are written in one pass over the sorted records; the
- * numbering of shapes and the coding of blocks can run on a second thread (index/format/blockcoder.h).
- * What no query reads is not stored: the event index of each unblock edge (an index is built from
- * a valid trace, so every edge counts) and the stack of a task's first log (only its time and
- * goroutine orient a task query). */
+ * numbering of shapes and the coding of blocks can run on a second thread
+ * (index/format/blockcoder.h). What no query reads is not stored: the event index of each unblock
+ * edge (an index is built from a valid trace, so every edge counts) and the stack of a task's first
+ * log (only its time and goroutine orient a task query). */
 #include "index/analysis/sumindex.h"
 
 #include <stdbool.h>
@@ -104,8 +104,8 @@ typedef struct shape {
 /* ==== writer ==== */
 
 /* A table being written. The producer (the pass over the records) owns the record counts and
- * decides where blocks end; the coder (index/format/blockcoder.h, on a thread of its own with -j >= 2)
- * codes each closed block into `data`, and `sink` adds its directory entry there. */
+ * decides where blocks end; the coder (index/format/blockcoder.h, on a thread of its own with -j >=
+ * 2) codes each closed block into `data`, and `sink` adds its directory entry there. */
 typedef struct tabw {
     int t;
     tdx_bcoder *bc;

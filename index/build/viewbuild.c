@@ -983,7 +983,8 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
                           err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
-    /* PPROF: the four profiles, summed per stack as the events went by (index/analysis/goprof.c). */
+    /* PPROF: the four profiles, summed per stack as the events went by (index/analysis/goprof.c).
+     */
     r.n = 0;
     if (tdx_gostats_profiles_encode(w0->gst, &r)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_PPROF, r.v, r.n, err)) goto fail;

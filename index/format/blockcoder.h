@@ -1,5 +1,5 @@
-/* blockcoder.h: codes blocks of (context, value) pairs with rANS (index/format/rans.h), on a thread of
- * its own when asked, while the caller goes on producing the next blocks' values.
+/* blockcoder.h: codes blocks of (context, value) pairs with rANS (index/format/rans.h), on a thread
+ * of its own when asked, while the caller goes on producing the next blocks' values.
  *
  * Values of several streams (tables) may be interleaved; each stream's blocks are coded in the
  * order they were closed, each into that stream's output buffer, and handed to a sink there. The

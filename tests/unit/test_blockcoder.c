@@ -1,5 +1,6 @@
-/* test_blockcoder.c: index/format/blockcoder.c gives each stream's blocks in order, the same bytes with
- * and without its thread, values intact across chunk boundaries, and stops at a sink's failure. */
+/* test_blockcoder.c: index/format/blockcoder.c gives each stream's blocks in order, the same bytes
+ * with and without its thread, values intact across chunk boundaries, and stops at a sink's
+ * failure. */
 #include <criterion/criterion.h>
 
 #include <stdint.h>

@@ -1,7 +1,7 @@
-/* test_evcodec.c: the event block codec (index/format/evcodec.c, index/format/rans.c) and the string table
- * packing (index/format/strpack.c): random blocks round trip exactly, and truncated or damaged input is
- * refused cleanly. Every decode reads an exact-size heap copy, so an over-read is caught by
- * AddressSanitizer in the sanitizer build. */
+/* test_evcodec.c: the event block codec (index/format/evcodec.c, index/format/rans.c) and the
+ * string table packing (index/format/strpack.c): random blocks round trip exactly, and truncated or
+ * damaged input is refused cleanly. Every decode reads an exact-size heap copy, so an over-read is
+ * caught by AddressSanitizer in the sanitizer build. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* test_extsort.c: index/common/extsort.c: random records sorted in memory and through many spilled runs
- * (a tiny budget, so groups of runs are merged first), compared with a stable in-memory sort;
+/* test_extsort.c: index/common/extsort.c: random records sorted in memory and through many spilled
+ * runs (a tiny budget, so groups of runs are merged first), compared with a stable in-memory sort;
  * reading twice gives the same stream. */
 #include <criterion/criterion.h>
 

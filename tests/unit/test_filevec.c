@@ -1,7 +1,7 @@
-/* test_filevec.c: index/common/filevec.c: appended ranges read back the same before and after they are
- * written out and after the mapping's pages are given back; reading maps pages into the resident
- * count and a release takes them out; the reservation is a hard limit; the page budget stays
- * within the build's memory target (0.1 x trace + 64 MB) on small traces. */
+/* test_filevec.c: index/common/filevec.c: appended ranges read back the same before and after they
+ * are written out and after the mapping's pages are given back; reading maps pages into the
+ * resident count and a release takes them out; the reservation is a hard limit; the page budget
+ * stays within the build's memory target (0.1 x trace + 64 MB) on small traces. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>

@@ -1,6 +1,7 @@
-/* test_goprof.c: index/analysis/goprof.c measures waits as cmd/trace does (values worked out by hand), takes
- * stacks with equal first 128 PCs as one named by the latest, and its section refuses every
- * malformed record; index/analysis/pprofout.c writes one location per PC and one function per name. */
+/* test_goprof.c: index/analysis/goprof.c measures waits as cmd/trace does (values worked out by
+ * hand), takes stacks with equal first 128 PCs as one named by the latest, and its section refuses
+ * every malformed record; index/analysis/pprofout.c writes one location per PC and one function per
+ * name. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>

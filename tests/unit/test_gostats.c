@@ -1,6 +1,7 @@
-/* test_gostats.c: index/analysis/gostats.c computes Go's goroutine statistics event by event (values worked
- * out by hand), keeps the latest record of a reused id across spills, and index/analysis/gsindex.c stores
- * them so that every byte of the section is checked: any flipped byte or truncation is refused. */
+/* test_gostats.c: index/analysis/gostats.c computes Go's goroutine statistics event by event
+ * (values worked out by hand), keeps the latest record of a reused id across spills, and
+ * index/analysis/gsindex.c stores them so that every byte of the section is checked: any flipped
+ * byte or truncation is refused. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* test_jsonw.c: index/views/jsonout.h's writer: stackFrames holds every frame a written event names and
- * their callers, each once, keyed in the order encoding/json sorts map keys (the decimal text of
- * the ids), with Go's name and parent fields; the size of an event's JSON without writing it. */
+/* test_jsonw.c: index/views/jsonout.h's writer: stackFrames holds every frame a written event names
+ * and their callers, each once, keyed in the order encoding/json sorts map keys (the decimal text
+ * of the ids), with Go's name and parent fields; the size of an event's JSON without writing it. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* test_mmu.c: index/analysis/muinput.c records what the mutator utilization depends on and reads it back
- * refusing every malformed record; index/analysis/mmu.c turns it into Go's utilization functions and
- * their MMU curve (values worked out by hand). */
+/* test_mmu.c: index/analysis/muinput.c records what the mutator utilization depends on and reads it
+ * back refusing every malformed record; index/analysis/mmu.c turns it into Go's utilization
+ * functions and their MMU curve (values worked out by hand). */
 #include <criterion/criterion.h>
 
 #include <string.h>

@@ -1,6 +1,6 @@
-/* test_regprof.c: index/analysis/regprof.c counts a wait only within its goroutine's selected regions, as
- * cmd/trace's region profiles do (values worked out by hand): nested regions left out, a wait
- * summed over every region it overlaps, the blocking profiles by their reason. */
+/* test_regprof.c: index/analysis/regprof.c counts a wait only within its goroutine's selected
+ * regions, as cmd/trace's region profiles do (values worked out by hand): nested regions left out,
+ * a wait summed over every region it overlaps, the blocking profiles by their reason. */
 #include <criterion/criterion.h>
 
 #include <string.h>

@@ -1,5 +1,6 @@
-/* test_regstats.c: index/analysis/regstats.c groups regions by type and start frame with Go's histogram,
- * writes REGIONS sorted as cmd/trace sorts its table, and refuses every malformed group. */
+/* test_regstats.c: index/analysis/regstats.c groups regions by type and start frame with Go's
+ * histogram, writes REGIONS sorted as cmd/trace sorts its table, and refuses every malformed group.
+ */
 #include <criterion/criterion.h>
 
 #include <string.h>

@@ -1,5 +1,5 @@
-/* test_strmap.c: index/format/strmap.c: every id stored is found again, through spills to the run and
- * back, keys that share their low 64 bits stay apart, absent keys are absent, and a run that
+/* test_strmap.c: index/format/strmap.c: every id stored is found again, through spills to the run
+ * and back, keys that share their low 64 bits stay apart, absent keys are absent, and a run that
  * cannot be created fails cleanly. */
 #include <criterion/criterion.h>
 

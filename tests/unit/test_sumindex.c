@@ -1,5 +1,5 @@
-/* test_sumindex.c: index/analysis/sumindex.c: random summaries written and loaded back one query at a
- * time (every goroutine and task, ids that do not exist), compared with the complete summary
+/* test_sumindex.c: index/analysis/sumindex.c: random summaries written and loaded back one query at
+ * a time (every goroutine and task, ids that do not exist), compared with the complete summary
  * through what the viewer reads of it; then damaged sections (every truncation, flipped bytes)
  * that must give a clean index error, never a crash or a wrong answer. Inputs are exact-size heap
  * copies, so an over-read is caught by AddressSanitizer in the sanitizer build. */

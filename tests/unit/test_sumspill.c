@@ -1,5 +1,5 @@
-/* test_sumspill.c: index/analysis/sumspill.c folds a task's parts back into one and reads its regions
- * back in creation order, however they closed (a region is spilled when it closes). */
+/* test_sumspill.c: index/analysis/sumspill.c folds a task's parts back into one and reads its
+ * regions back in creation order, however they closed (a region is spilled when it closes). */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>

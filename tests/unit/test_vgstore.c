@@ -1,5 +1,5 @@
-/* test_vgstore.c: index/views/viewgen_store.h: a saved store reloads with the same ids (its stack nodes
- * read in place from the saved bytes), damaged node records are refused, and a reloaded store
+/* test_vgstore.c: index/views/viewgen_store.h: a saved store reloads with the same ids (its stack
+ * nodes read in place from the saved bytes), damaged node records are refused, and a reloaded store
  * still grows (it then copies its nodes) with the ids a store never saved would give; a saved
  * frame tree answers in place like the tree it came from, and grows or truncates like it. */
 #include <criterion/criterion.h>

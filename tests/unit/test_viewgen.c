@@ -1,6 +1,6 @@
-/* test_viewgen.c: index/views/viewgen.c restores a saved generator state, and refuses one whose counters
- * or largest proc id are out of range (an index with matching checksums can still carry them:
- * the proc view would lay out a lane per proc id up to the largest, and counters at the int64
+/* test_viewgen.c: index/views/viewgen.c restores a saved generator state, and refuses one whose
+ * counters or largest proc id are out of range (an index with matching checksums can still carry
+ * them: the proc view would lay out a lane per proc id up to the largest, and counters at the int64
  * limits would overflow on the next step). */
 #include <criterion/criterion.h>
 

@@ -1,7 +1,7 @@
-/* test_writer.c: the index writer's event blocks (index/build/writer.c) are the same bytes whichever
- * thread codes them: on the delivering thread alone, on an encoder thread, or shared between the
- * two (the delivering thread coding every k-th block, or whenever the encoder falls behind).
- * The blocks also read back as the events given. */
+/* test_writer.c: the index writer's event blocks (index/build/writer.c) are the same bytes
+ * whichever thread codes them: on the delivering thread alone, on an encoder thread, or shared
+ * between the two (the delivering thread coding every k-th block, or whenever the encoder falls
+ * behind). The blocks also read back as the events given. */
 #include <criterion/criterion.h>
 
 #include <fcntl.h>
