@@ -139,11 +139,13 @@ const tdx = (() => {
 
   // ---- tables ----
 
-  // cols: [{title, num, href, sorted, title attr 'tip'}] (or plain strings); rows: arrays of
-  // cells, each a string, number, node, array of those, or null. `limit` rows are shown, with a
-  // button that shows the rest.
+  // cols: [{title, num, href, sorted, cls, tip}] (or plain strings); rows: arrays of cells, each
+  // a string, number, node, array of those, or null; or, with opts.render, items that render()
+  // turns into such arrays when they are shown. opts.limit rows are shown at first, with a button
+  // that shows the rest.
   function table(cols, rows, opts) {
     opts = opts || {};
+    const render = opts.render || ((r) => r);
     cols = cols.map((c) => typeof c === 'string' ? {title: c} : c);
     const head = el('tr', null, cols.map((c) => el('th', {
       class: [c.num ? 'num' : '', c.sorted ? 'sorted' : ''].join(' ').trim() || null,
@@ -156,7 +158,7 @@ const tdx = (() => {
     const addRows = (from, to) => {
       const frag = document.createDocumentFragment();
       for (let i = from; i < to; i++) {
-        frag.appendChild(el('tr', null, rows[i].map((v, j) =>
+        frag.appendChild(el('tr', null, render(rows[i], i).map((v, j) =>
           el('td', {class: cols[j] && cols[j].num ? 'num' : (cols[j] && cols[j].cls) || null}, v))));
       }
       body.appendChild(frag);
@@ -177,7 +179,7 @@ const tdx = (() => {
   // bucket's items when linkFn gives one), and the last bucket's upper bound under them.
   function histogram(buckets, linkFn) {
     if (!buckets || buckets.length === 0) return el('span', {class: 'muted'}, '(none complete)');
-    const max = Math.max(1, ...buckets.map((b) => b.count));
+    const max = buckets.reduce((m, b) => Math.max(m, b.count), 1);
     const rows = buckets.map((b) => {
       const bar = el('div', {class: 'histbar' + (b.count ? '' : ' zero')});
       bar.style.width = (100 * b.count / max) + '%';

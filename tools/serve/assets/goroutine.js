@@ -26,13 +26,13 @@ tdx.start(async () => {
   const sortby = p.sortby || 'Total';
   const sortLink = (col) => '/goroutine' + query({name, sortby: col});
   const cols = tdx.colours(d.columns).map((colour, i) => ({name: d.columns[i], colour}));
-  const max = Math.max(1, ...d.goroutines.map((g) => g.total_ns));
-  const rows = d.goroutines.map((g) => [
+  const max = d.goroutines.reduce((m, g) => Math.max(m, g.total_ns), 1);
+  const row = (g) => [
     link('/trace' + query({goid: g.id}), String(g.id)),
     dur(g.total_ns),
     tdx.stackBar(g.stats, cols, g.total_ns, max),
     ...g.stats.map(dur),
-  ]);
+  ];
   const head = [
     {title: 'Goroutine'},
     {title: 'Total', num: true, href: sortLink('Total'), sorted: sortby === 'Total'},
@@ -44,7 +44,7 @@ tdx.start(async () => {
     el('p', {class: 'muted'}, 'Where each goroutine\'s time went (the columns do not overlap); ' +
         'a column\'s title sorts by it.'),
     tdx.legend(d.columns, cols.map((c) => c.colour)),
-    tdx.table(head, rows, {id: 'breakdown', limit: 1000})];
+    tdx.table(head, d.goroutines, {id: 'breakdown', limit: 250, render: row})];
 
   const special = d.goroutines.filter((g) => g.ranges.some((v) => v > 0));
   if (d.ranges.length && special.length) {
@@ -52,8 +52,8 @@ tdx.start(async () => {
         el('p', {class: 'muted'}, 'Time in special ranges such as GC mark assist (they overlap the times above).'),
         tdx.table([{title: 'Goroutine'}, {title: 'Total', num: true},
           ...d.ranges.map((r) => ({title: r, num: true}))],
-        special.map((g) => [link('/trace' + query({goid: g.id}), String(g.id)), dur(g.total_ns),
-          ...g.ranges.map(dur)]), {id: 'special', limit: 1000}));
+        special, {id: 'special', limit: 250, render: (g) => [link('/trace' + query({goid: g.id}),
+          String(g.id)), dur(g.total_ns), ...g.ranges.map(dur)]}));
   }
   document.getElementById('content').replaceChildren(...content);
 });

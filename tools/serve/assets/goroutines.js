@@ -5,7 +5,7 @@
 tdx.start(async () => {
   const {el, link, query, dur} = tdx;
   const d = await tdx.data('/data/goroutines');
-  const max = Math.max(1, ...d.groups.map((g) => g.exec_ns));
+  const max = d.groups.reduce((m, g) => Math.max(m, g.exec_ns), 1);
   const rows = d.groups.map((g) => {
     const bar = el('div', {class: 'histbar'});
     bar.style.width = (100 * g.exec_ns / max) + '%';

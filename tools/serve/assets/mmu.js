@@ -111,6 +111,7 @@ tdx.start(async () => {
             `MMU window at ${dur(a)}`)),
       ];
     });
+    details.dataset.window = String(window);
     details.replaceChildren(el('h2', null, `Worst windows of ${dur(window)}`),
         el('p', {class: 'muted'}, 'The lowest mutator utilization first; a window\'s start (since the trace\'s first event) opens it on the timeline.'),
         tdx.table([{title: 'Window start', num: true}, {title: 'Mutator utilization', num: true}, {title: ''}],

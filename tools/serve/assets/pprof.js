@@ -33,14 +33,14 @@ tdx.start(async () => {
 
   const d = await tdx.data(`/data/${page}` + query(args));
   const raw = `/${page}` + query({...args, raw: 1});
-  const rows = d.stacks.map((s, i) => [
+  const row = (s, i) => [
     String(i + 1),
     dur(s.delay_ns),
     tdx.percent(s.delay_ns, d.delay_ns),
     String(s.count),
     s.frames.map((f) => [el('div', null, f.func || f.pc),
       el('div', {class: 'file'}, f.file ? `${f.file}:${f.line}` : '')]),
-  ]);
+  ];
   const what = {io: 'network waits', block: 'waits on channels, select and sync',
     syscall: 'system calls', sched: 'waits to run (the stack is what made the goroutine runnable)'};
   document.getElementById('content').replaceChildren(
@@ -51,5 +51,5 @@ tdx.start(async () => {
       ' for ', el('code', null, `go tool pprof -http=: ${page}.profile`), '.'),
       d.stacks.length ? tdx.table([{title: '#', num: true}, {title: 'Delay', num: true},
         {title: 'Share', num: true}, {title: 'Count', num: true}, {title: 'Stack (innermost first)', cls: 'stack'}],
-      rows, {id: 'stacks', limit: 100}) : el('p', {class: 'muted'}, 'No stacks.'));
+      d.stacks, {id: 'stacks', limit: 100, render: row}) : el('p', {class: 'muted'}, 'No stacks.'));
 });

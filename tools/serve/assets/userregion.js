@@ -24,13 +24,13 @@ tdx.start(async () => {
   const sortby = p.sortby || 'Total';
   const sortLink = (col) => '/userregion' + query({...filter, sortby: col});
   const cols = tdx.colours(d.columns).map((colour, i) => ({name: d.columns[i], colour}));
-  const max = Math.max(1, ...d.regions.map((r) => r.total_ns));
+  const max = d.regions.reduce((m, r) => Math.max(m, r.total_ns), 1);
   const who = (r) => [
     link('/trace' + query({goid: r.goroutine}), String(r.goroutine)),
     r.task ? link('/trace' + query({focustask: r.task}), String(r.task)) : '',
   ];
-  const rows = d.regions.map((r) => [...who(r), dur(r.total_ns),
-    tdx.stackBar(r.stats, cols, r.total_ns, max), ...r.stats.map(dur)]);
+  const row = (r) => [...who(r), dur(r.total_ns), tdx.stackBar(r.stats, cols, r.total_ns, max),
+    ...r.stats.map(dur)];
   const head = [{title: 'Goroutine', num: true}, {title: 'Task', num: true},
     {title: 'Total', num: true, href: sortLink('Total'), sorted: sortby === 'Total'},
     {title: '', cls: 'barcell'},
@@ -39,7 +39,7 @@ tdx.start(async () => {
     el('p', {class: 'muted'}, 'Where each region\'s time went (the columns do not overlap); ' +
         'a column\'s title sorts by it.'),
     tdx.legend(d.columns, cols.map((c) => c.colour)),
-    tdx.table(head, rows, {id: 'breakdown', limit: 1000})];
+    tdx.table(head, d.regions, {id: 'breakdown', limit: 250, render: row})];
 
   const special = d.regions.filter((r) => r.ranges.some((v) => v > 0));
   if (d.ranges.length && special.length) {
@@ -47,8 +47,7 @@ tdx.start(async () => {
         el('p', {class: 'muted'}, 'Time in special ranges such as GC mark assist (they overlap the times above).'),
         tdx.table([{title: 'Goroutine', num: true}, {title: 'Task', num: true}, {title: 'Total', num: true},
           ...d.ranges.map((r) => ({title: r, num: true}))],
-        special.map((r) => [...who(r), dur(r.total_ns), ...r.ranges.map(dur)]),
-        {id: 'special', limit: 1000}));
+        special, {id: 'special', limit: 250, render: (r) => [...who(r), dur(r.total_ns), ...r.ranges.map(dur)]}));
   }
   document.getElementById('content').replaceChildren(...content);
 });

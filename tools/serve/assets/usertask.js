@@ -30,9 +30,9 @@ tdx.start(async () => {
     document.getElementById('content').replaceChildren(facts, el('h2', null, 'Events'),
         tdx.table([{title: 'When', num: true}, {title: 'Elapsed', num: true, cls: 'mono'},
           {title: 'Goroutine', num: true}, {title: 'Event'}],
-        t.events.map((e) => [tdx.secs9(e.time_ns), el('span', {class: 'mono pre'}, tdx.elapsed(e.elapsed_ns)),
-          link('/trace' + query({goid: e.goroutine}), String(e.goroutine)), e.event]),
-        {id: 'events', limit: 5000}));
+        t.events, {id: 'events', limit: 2000, render: (e) => [tdx.secs9(e.time_ns),
+          el('span', {class: 'mono pre'}, tdx.elapsed(e.elapsed_ns)),
+          link('/trace' + query({goid: e.goroutine}), String(e.goroutine)), e.event]}));
     return;
   }
 
@@ -41,16 +41,16 @@ tdx.start(async () => {
   const what = d.filter !== undefined ? d.filter : (d.type !== undefined ? JSON.stringify(d.type) : 'all');
   document.title = `Tasks ${what}`;
   document.getElementById('title').textContent = `Tasks ${what}`;
-  const rows = d.tasks.map((t) => [
+  const row = (t) => [
     tdx.secs9(t.start_ns) + 's',
     dur(t.duration_ns),
     link('/usertask' + query({id: t.id}), String(t.id)),
     timeline(t),
     t.complete ? 'complete' : 'incomplete',
-  ]);
+  ];
   document.getElementById('content').replaceChildren(
       el('p', {id: 'summary'}, `${d.count} tasks, ${d.complete} complete, the shortest first. ` +
           'A task\'s id lists its events.'),
       tdx.table([{title: 'When', num: true}, {title: 'Duration', num: true}, {title: 'Task', num: true},
-        {title: 'Timeline'}, {title: 'State'}], rows, {id: 'tasks', limit: 1000}));
+        {title: 'Timeline'}, {title: 'State'}], d.tasks, {id: 'tasks', limit: 500, render: row}));
 });
