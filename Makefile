@@ -6,7 +6,7 @@ FUZZ_SECONDS ?= 300
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES     = $(wildcard core/*.[ch] index/*/*.[ch] tools/*.[ch] bench/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch])
 
-.PHONY: all deps configure build demo test test-sanitize fuzz bench format lint clean
+.PHONY: all deps configure build demo test test-browser test-sanitize fuzz bench format lint clean
 
 all: build
 
@@ -24,6 +24,12 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# serve's pages in headless Chromium: Debian's chromium and golang-1.19-src (Go's timeline viewer),
+# and puppeteer-core from npm (tests/browser); screenshots in $(BUILD)/tests/browser-shots
+test-browser: build
+	@scripts/deps.sh browser
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -R '^browser\.'
 
 test-sanitize: deps
 	@cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTDX_SANITIZE=ON >/dev/null
