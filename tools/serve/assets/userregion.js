@@ -38,8 +38,9 @@ tdx.start(async () => {
   const content = [summary, el('h2', null, 'Breakdown'),
     el('p', {class: 'muted'}, 'Where each region\'s time went (the columns do not overlap); ' +
         'a column\'s title sorts by it.'),
-    tdx.legend(d.columns, cols.map((c) => c.colour)),
-    tdx.table(head, d.regions, {id: 'breakdown', limit: 250, render: row})];
+    d.regions.length ? tdx.legend(d.columns, cols.map((c) => c.colour)) : null,
+    d.regions.length ? tdx.table(head, d.regions, {id: 'breakdown', limit: 250, render: row})
+                     : el('p', {class: 'muted'}, 'No region matches.')];
 
   const special = d.regions.filter((r) => r.ranges.some((v) => v > 0));
   if (d.ranges.length && special.length) {
@@ -49,5 +50,5 @@ tdx.start(async () => {
           ...d.ranges.map((r) => ({title: r, num: true}))],
         special, {id: 'special', limit: 250, render: (r) => [...who(r), dur(r.total_ns), ...r.ranges.map(dur)]}));
   }
-  document.getElementById('content').replaceChildren(...content);
+  document.getElementById('content').replaceChildren(...content.filter(Boolean));
 });

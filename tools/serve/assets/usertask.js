@@ -51,6 +51,7 @@ tdx.start(async () => {
   document.getElementById('content').replaceChildren(
       el('p', {id: 'summary'}, `${d.count} tasks, ${d.complete} complete, the shortest first. ` +
           'A task\'s id lists its events.'),
-      tdx.table([{title: 'When', num: true}, {title: 'Duration', num: true}, {title: 'Task', num: true},
-        {title: 'Timeline'}, {title: 'State'}], d.tasks, {id: 'tasks', limit: 500, render: row}));
+      d.tasks.length ? tdx.table([{title: 'When', num: true}, {title: 'Duration', num: true},
+        {title: 'Task', num: true}, {title: 'Timeline'}, {title: 'State'}], d.tasks,
+      {id: 'tasks', limit: 500, render: row}) : el('p', {class: 'muted'}, 'No task matches.'));
 });
