@@ -6,7 +6,7 @@ FUZZ_SECONDS ?= 300
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 SOURCES     = $(wildcard core/*.[ch] index/*/*.[ch] tools/*.[ch] bench/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch])
 
-.PHONY: all deps configure build demo test test-sanitize fuzz bench format lint clean
+.PHONY: all deps configure build demo test test-sanitize fuzz bench man format lint clean
 
 all: build
 
@@ -39,6 +39,11 @@ fuzz:
 
 bench: build
 	@bench/run $(BUILD)
+
+# docs/traceidx.1 and scripts/traceidx.bash from the built binary's --help (the tests docs.man
+# and docs.completion check that they agree with it)
+man: build
+	@scripts/gen_cli_docs.py $(BUILD)/tools/traceidx --man docs/traceidx.1 --completion scripts/traceidx.bash
 
 format:
 	@clang-format -i $(SOURCES)
