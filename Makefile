@@ -4,9 +4,10 @@ SAN_BUILD  ?= build-sanitize
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-SOURCES     = $(wildcard core/*.[ch] index/*/*.[ch] tools/*.[ch] bench/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch])
+PREFIX     ?= /usr/local
+SOURCES     = $(wildcard core/*.[ch] index/*/*.[ch] tools/*.[ch] tools/serve/*.[ch] bench/*.[ch] tests/unit/*.[ch] tests/fuzz/*.[ch] tests/install/*.[ch])
 
-.PHONY: all deps configure build demo test test-browser test-sanitize fuzz bench format lint clean
+.PHONY: all deps configure build demo test test-browser test-sanitize fuzz bench install uninstall man format lint clean
 
 all: build
 
@@ -45,6 +46,21 @@ fuzz:
 
 bench: build
 	@bench/run $(BUILD)
+
+# The binary, its man page and bash completion, and libtraceidx (docs/api.md), under PREFIX:
+# `make install PREFIX=$$HOME/.local`, `make install DESTDIR=/tmp/stage PREFIX=/usr`.
+# `make uninstall` (with the same DESTDIR) removes what the last install listed in
+# $(BUILD)/install_manifest.txt.
+install: build
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+uninstall:
+	@DESTDIR="$(DESTDIR)" cmake -DMANIFEST=$(BUILD)/install_manifest.txt -P scripts/uninstall.cmake
+
+# docs/traceidx.1 and scripts/traceidx.bash from the built binary's --help (the tests docs.man
+# and docs.completion check that they agree with it)
+man: build
+	@scripts/gen_cli_docs.py $(BUILD)/tools/traceidx --man docs/traceidx.1 --completion scripts/traceidx.bash
 
 format:
 	@clang-format -i $(SOURCES)

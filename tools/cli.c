@@ -357,38 +357,6 @@ int cli_jobs_arg(int argc, char **argv, int *i, int *jobs) {
     return cli_parse_jobs(v, jobs) ? -1 : 1;
 }
 
-/* Opens PATH.tidx for trace PATH, checked against it. 0, or -1 with err set (and *ipath, when
- * allocated, the index's path: the caller frees it) and *missing when there is no such file. */
-static int open_beside(const char *path, tdx_index *ix, bool full_check, char **ipath,
-                       bool *missing, tdx_err *err) {
-    tdx_source src;
-    if (tdx_source_open_v2(&src, path, err)) {
-        if (err->kind == TDX_EFORMAT && err->offset == 0)
-            tdx_errf(err, TDX_EFORMAT, 0, "neither a traceidx index nor a Go execution trace");
-        return -1;
-    }
-    size_t n = strlen(path) + 6;
-    if (!(*ipath = malloc(n))) {
-        tdx_source_close(&src);
-        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    }
-    snprintf(*ipath, n, "%s.tidx", path);
-    int rc = 0;
-    struct stat st;
-    if (tdx_index_open(ix, *ipath, err)) {
-        /* Only a missing index is one to create; anything else (unreadable, a directory) is
-         * reported as it is. */
-        *missing = err->kind == TDX_EIO && stat(*ipath, &st) && errno == ENOENT;
-        rc = -1;
-    } else if (tdx_index_check_trace(ix, path, src.data, src.size, full_check, err)) {
-        tdx_index_close(ix);
-        rc = -1;
-    }
-    tdx_source_close(&src);
-    if (!rc) ix->path = ix->path_owned = *ipath; /* messages name the file read */
-    return rc;
-}
-
 int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
     tdx_err err;
     uint8_t magic[8] = {0};
@@ -403,9 +371,9 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
     }
     /* A trace: use the index beside it, after checking it still describes this trace. */
     char *ipath = NULL;
-    bool missing = false;
-    if (!open_beside(path, ix, full_check, &ipath, &missing, &err)) return 0;
-    if (missing)
+    int rc = tdx_index_open_beside(ix, path, full_check, &ipath, &err);
+    if (!rc) return 0;
+    if (rc == TDX_BESIDE_MISSING)
         fprintf(stderr,
                 "traceidx: %s: no index beside it (%s); create it with `traceidx build %s`\n", path,
                 ipath, path);
@@ -417,10 +385,10 @@ int cli_open_index(const char *path, tdx_index *ix, bool full_check) {
 
 int cli_index_beside(const char *path, tdx_index *ix) {
     char *ipath = NULL;
-    bool missing = false;
     tdx_err err;
-    if (!open_beside(path, ix, false, &ipath, &missing, &err)) return 1;
-    if (ipath && !missing)
+    int rc = tdx_index_open_beside(ix, path, false, &ipath, &err);
+    if (!rc) return 1;
+    if (ipath && rc != TDX_BESIDE_MISSING)
         fprintf(stderr, "traceidx: %s: not using it (%s); reading %s instead\n", ipath, err.msg,
                 path);
     free(ipath);

@@ -15,6 +15,7 @@
 
 #include "core/checksum.h"
 #include "core/reader.h"
+#include "core/source.h"
 #include "core/regfile.h"
 #include "core/varint.h"
 #include "index/format/evcodec.h"
@@ -547,4 +548,39 @@ int tdx_index_check_trace(const tdx_index *ix, const char *trace_path, const uin
                     "index is stale: %s changed (%s) since the index was built; rebuild it with "
                     "`traceidx build %s%s`",
                     trace_path, why, ix->partial ? "--partial " : "", trace_path);
+}
+
+int tdx_index_open_beside(tdx_index *ix, const char *trace_path, bool full_check, char **ipath,
+                          tdx_err *err) {
+    *ipath = NULL;
+    tdx_source src;
+    if (tdx_source_open_v2(&src, trace_path, err)) {
+        if (err->kind == TDX_EFORMAT && err->offset == 0)
+            tdx_errf(err, TDX_EFORMAT, 0, "neither a traceidx index nor a Go execution trace");
+        return TDX_BESIDE_ERROR;
+    }
+    size_t n = strlen(trace_path) + 6;
+    if (!(*ipath = malloc(n))) {
+        tdx_source_close(&src);
+        tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+        return TDX_BESIDE_ERROR;
+    }
+    snprintf(*ipath, n, "%s.tidx", trace_path);
+    int rc = 0;
+    struct stat st;
+    if (tdx_index_open(ix, *ipath, err)) {
+        /* Only a missing index is one to create; anything else (unreadable, a directory) is
+         * reported as it is. */
+        bool missing = err->kind == TDX_EIO && stat(*ipath, &st) && errno == ENOENT;
+        rc = missing ? TDX_BESIDE_MISSING : TDX_BESIDE_ERROR;
+    } else if (tdx_index_check_trace(ix, trace_path, src.data, src.size, full_check, err)) {
+        tdx_index_close(ix);
+        rc = TDX_BESIDE_STALE;
+    }
+    tdx_source_close(&src);
+    if (!rc) {
+        ix->path = ix->path_owned = *ipath; /* messages name the file read */
+        *ipath = NULL;
+    }
+    return rc;
 }

@@ -110,4 +110,15 @@ int tdx_index_corrupt(tdx_err *err, uint64_t off, const char *what);
 int tdx_index_check_trace(const tdx_index *ix, const char *trace_path, const uint8_t *data,
                           size_t size, bool full, tdx_err *err);
 
+/* How tdx_index_open_beside failed. */
+enum { TDX_BESIDE_ERROR = 1, TDX_BESIDE_MISSING, TDX_BESIDE_STALE };
+
+/* Opens TRACE.tidx, the index beside trace `trace_path`, and checks that it was built from the
+ * trace as it is now (tdx_index_check_trace; full_check: the hash of every byte). 0, and ix->path
+ * is then the index's path (ix owns it); or TDX_BESIDE_MISSING (no such file), TDX_BESIDE_STALE
+ * or TDX_BESIDE_ERROR (the trace or the index could not be read) with err set and *ipath, when
+ * not NULL, the index's path for messages, which the caller frees. */
+int tdx_index_open_beside(tdx_index *ix, const char *trace_path, bool full_check, char **ipath,
+                          tdx_err *err);
+
 #endif
