@@ -5,13 +5,20 @@ _traceidx() {
     local cmd=${COMP_WORDS[1]} opts= takes= words= n=0 i
     COMPREPLY=()
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W 'build query ranges goroutines tasks regions mmu pprof info validate dump text2bin viewjson help --help' -- "$cur"))
+        COMPREPLY=($(compgen -W 'serve build query ranges goroutines tasks regions mmu pprof info validate dump text2bin viewjson help --help' -- "$cur"))
         return
     fi
     case $cmd in
     help | --help | -h)
-        ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W 'build query ranges goroutines tasks regions mmu pprof info validate dump text2bin viewjson' -- "$cur"))
+        ((COMP_CWORD == 2)) && COMPREPLY=($(compgen -W 'serve build query ranges goroutines tasks regions mmu pprof info validate dump text2bin viewjson' -- "$cur"))
         return
+        ;;
+    serve)
+        opts='--goroot --help --http --log --max-queries --open --queue --quiet --timeout -j'
+        takes='--goroot --http --max-queries --queue --timeout -j'
+        case $prev in
+        --goroot | --http | --max-queries | --queue | --timeout | -j) compopt +o default 2>/dev/null; return ;;
+        esac
         ;;
     build)
         opts='--checkpoint-every --help --partial --quiet --sort-budget --string-budget --verbose -j -o'
