@@ -210,8 +210,9 @@ static void data(srv_route *r, const char *what, srv_param_fn param, void *pctx)
         if (complete && !strcmp(complete, "0")) arg(r, "--incomplete"), any = true;
         if (latmin) arg(r, "--latmin"), arg(r, latmin), any = true;
         if (latmax) arg(r, "--latmax"), arg(r, latmax), any = true;
-        /* with no condition every task is listed, as Go's page lists them: text "" is in all */
-        if (logtext || !any) arg(r, "--logtext"), arg(r, logtext ? logtext : "");
+        if (logtext) arg(r, "--logtext"), arg(r, logtext), any = true;
+        /* Go lists every task then; tasks has no such listing, and /usertasks has the types */
+        if (!any) return bad(r, "/usertask needs type, complete, latmin, latmax, logtext or id");
     } else if (!strcmp(what, "userregions")) {
         command(r, "regions", j);
         arg(r, "--json");
