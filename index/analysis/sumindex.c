@@ -11,10 +11,10 @@
  * Three dictionaries ("shapes") hold the few distinct (entry function, PC) pairs of goroutines and
  * (type, start stack, end stack) triples of tasks and regions, in order of first use; records
  * refer to them by ordinal. The tables are written in one pass over the sorted records; the
- * numbering of shapes and the coding of blocks can run on a second thread (index/format/blockcoder.h).
- * What no query reads is not stored: the event index of each unblock edge (an index is built from
- * a valid trace, so every edge counts) and the stack of a task's first log (only its time and
- * goroutine orient a task query). */
+ * numbering of shapes and the coding of blocks can run on a second thread
+ * (index/format/blockcoder.h). What no query reads is not stored: the event index of each unblock
+ * edge (an index is built from a valid trace, so every edge counts) and the stack of a task's first
+ * log (only its time and goroutine orient a task query). */
 #include "index/analysis/sumindex.h"
 
 #include <stdbool.h>
@@ -104,8 +104,8 @@ typedef struct shape {
 /* ==== writer ==== */
 
 /* A table being written. The producer (the pass over the records) owns the record counts and
- * decides where blocks end; the coder (index/format/blockcoder.h, on a thread of its own with -j >= 2)
- * codes each closed block into `data`, and `sink` adds its directory entry there. */
+ * decides where blocks end; the coder (index/format/blockcoder.h, on a thread of its own with -j >=
+ * 2) codes each closed block into `data`, and `sink` adds its directory entry there. */
 typedef struct tabw {
     int t;
     tdx_bcoder *bc;
@@ -574,7 +574,7 @@ static int assemble(sumw *w, tdx_sumindex_put put, void *ctx) {
 
 int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside, bool thread,
                        tdx_sumindex_put put, void *ctx, tdx_sumindex_progress progress,
-                       void *progress_ctx, tdx_err *err) {
+                       void *progress_ctx, tdx_sumindex_cpu *cpu, tdx_err *err) {
     sumw w;
     memset(&w, 0, sizeof w);
     w.s = s;
@@ -617,6 +617,12 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
     }
     tdx_err cerr;
     int crc = tdx_bcoder_end(w.bc, &cerr); /* the coder's failure, unless the pass failed first */
+    if (cpu) {
+        int64_t code, th;
+        tdx_bcoder_cpu(w.bc, &code, &th);
+        cpu->code_ns += code;
+        cpu->thread_ns += th;
+    }
     if (!rc && crc) {
         rc = crc;
         if (rc == TW_REPORTED) *err = cerr;
@@ -643,7 +649,7 @@ int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err) {
     if (tdx_sumspill_init(&sp, NULL, 0))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     int rc = tdx_sumspill_put_all(&sp, s, err) ||
-                     tdx_sumindex_write(&sp, s, NULL, false, put_buf, out, NULL, NULL, err)
+                     tdx_sumindex_write(&sp, s, NULL, false, put_buf, out, NULL, NULL, NULL, err)
                  ? -1
                  : 0;
     tdx_sumspill_free(&sp);

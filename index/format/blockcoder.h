@@ -1,5 +1,5 @@
-/* blockcoder.h: codes blocks of (context, value) pairs with rANS (index/format/rans.h), on a thread of
- * its own when asked, while the caller goes on producing the next blocks' values.
+/* blockcoder.h: codes blocks of (context, value) pairs with rANS (index/format/rans.h), on a thread
+ * of its own when asked, while the caller goes on producing the next blocks' values.
  *
  * Values of several streams (tables) may be interleaved; each stream's blocks are coded in the
  * order they were closed, each into that stream's output buffer, and handed to a sink there. The
@@ -89,5 +89,9 @@ int tdx_bcoder_sync(tdx_bcoder *c);
 int tdx_bcoder_end(tdx_bcoder *c, tdx_err *err);
 /* Ends it when it was not, and frees it. */
 void tdx_bcoder_free(tdx_bcoder *c);
+
+/* The CPU the coder spent coding, wherever it ran, and its thread's whole CPU (0: no thread), in
+ * ns (core/cputime.h; build --verbose); complete after tdx_bcoder_end. */
+void tdx_bcoder_cpu(const tdx_bcoder *c, int64_t *code_ns, int64_t *thread_ns);
 
 #endif
