@@ -7,10 +7,12 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/cputime.h"
 #include "core/prefetch.h"
 #include "core/quote.h"
 #include "core/reader.h"
@@ -34,7 +36,9 @@ static const char build_help[] =
     "  --quiet    no progress on stderr (on a terminal, a line per step: 1/3 events ordered\n"
     "             and encoded, 2/3 views, 3/3 summary and the file's last sections; each\n"
     "             with its own ETA)\n"
-    "  --verbose  say how the trace was read and what the views stored\n"
+    "  --verbose  say how the trace was read, what the views stored and where the CPU went:\n"
+    "             each thread's, and the critical path (the longest chain of work that\n"
+    "             cannot overlap: total CPU over it bounds the speed-up on any number of cores)\n"
     "  --partial  index a damaged trace (one cut short by a crash, say) as go tool trace shows\n"
     "             it: the views and split ranges end at the last complete generation, and the\n"
     "             error is reported as a warning (exit 0). Without it a damaged trace is an\n"
@@ -90,6 +94,67 @@ static void views_progress_update(void *ctx, uint64_t done, uint64_t total, uint
     views_progress *vp = ctx;
     uint64_t bytes = total ? (uint64_t)((double)done / (double)total * (double)vp->trace_size) : 0;
     cli_progress_update(vp->p, bytes, vp->trace_size, events);
+}
+
+/* Where the build's CPU went (--verbose): each thread's, and per step the whole and the longest
+ * chain of work in it that cannot overlap (docs/architecture.md, "Build speed"). The steps run
+ * one after another, so the critical path is the sum of their chains; total CPU over it is the
+ * most that any number of cores could speed this design up by. */
+static double sec(int64_t ns) {
+    return (double)ns / 1e9;
+}
+
+static int64_t max64(int64_t a, int64_t b) {
+    return a > b ? a : b;
+}
+
+static void report_cpu(int64_t main_events, int64_t main_all, const tdx_iwriter_cpu *ic,
+                       const tdx_viewbuild_stats *vs) {
+    int64_t total = main_all + ic->enc_thread_ns + vs->cpu_thread_ns + vs->cpu_coder_thread_ns;
+    struct rusage ru;
+    double proc = getrusage(RUSAGE_SELF, &ru)
+                      ? 0.0
+                      : (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+                            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    fprintf(stderr, "traceidx: CPU by thread: main %.2f s", sec(main_all));
+    if (ic->enc_thread_ns) fprintf(stderr, ", encoder %.2f s", sec(ic->enc_thread_ns));
+    if (vs->cpu_thread_ns) fprintf(stderr, ", views %.2f s", sec(vs->cpu_thread_ns));
+    if (vs->cpu_coder_thread_ns)
+        fprintf(stderr, ", summary coder %.2f s", sec(vs->cpu_coder_thread_ns));
+    fprintf(stderr, "; total %.2f s (process %.2f s)\n", sec(total), proc);
+    /* events: ordering, global ids and filling blocks is one chain; accounting for and writing
+     * the blocks in order another (the encoder thread's); coding a block can go anywhere */
+    int64_t ev = main_events + ic->enc_thread_ns;
+    int64_t ev_fill = main_events - ic->code_ns - ic->put_ns;
+    int64_t ev_put = ic->put_ns + ic->enc_thread_ns - ic->enc_code_ns;
+    int64_t ev_chain = max64(ev_fill, ev_put);
+    /* views: each worker's generators are a chain; decoding a block can go anywhere */
+    int64_t vw = vs->cpu_worker_ns[0] + vs->cpu_worker_ns[1] + vs->cpu_decode_ns;
+    int64_t vw_chain = max64(vs->cpu_worker_ns[0], vs->cpu_worker_ns[1]);
+    /* tail: the merge and the sections on the calling thread, the summary's coder beside it */
+    int64_t tl = vs->cpu_tail_ns + vs->cpu_coder_thread_ns;
+    int64_t tl_coder = vs->cpu_coder_thread_ns ? vs->cpu_coder_thread_ns : vs->cpu_coder_ns;
+    int64_t tl_chain =
+        max64(vs->cpu_tail_ns - (vs->cpu_coder_thread_ns ? 0 : vs->cpu_coder_ns), tl_coder);
+    /* the rest, one after another on the calling thread: sealing the tables, the views' store,
+     * the string table packed, the file synced */
+    int64_t rest = max64(total - ev - vw - tl, 0);
+    int64_t crit = ev_chain + vw_chain + tl_chain + rest;
+    fprintf(stderr,
+            "traceidx: CPU by step, all / longest chain: events %.2f/%.2f s, views %.2f/%.2f s, "
+            "summary tail %.2f/%.2f s, rest %.2f/%.2f s\n",
+            sec(ev), sec(ev_chain), sec(vw), sec(vw_chain), sec(tl), sec(tl_chain), sec(rest),
+            sec(rest));
+    fprintf(stderr,
+            "traceidx: chains: ordering and filling blocks %.2f s, writing them %.2f s, coding "
+            "them %.2f s (any core); proc view and summary %.2f s, thread and goroutine views "
+            "%.2f s, decoding %.2f s (any core)\n",
+            sec(ev_fill), sec(ev_put), sec(ic->code_ns + ic->enc_code_ns),
+            sec(vs->cpu_worker_ns[0]), sec(vs->cpu_worker_ns[1]), sec(vs->cpu_decode_ns));
+    fprintf(stderr,
+            "traceidx: critical path %.2f s of %.2f s CPU: at most %.2fx faster than one core, on "
+            "any number of cores\n",
+            sec(crit), sec(total), crit > 0 ? (double)total / (double)crit : 0.0);
 }
 
 static void tail_progress_update(void *ctx, uint64_t done, uint64_t total) {
@@ -170,6 +235,7 @@ int cmd_build(int argc, char **argv) {
     }
     tdx_err err;
     double t0 = cli_now();
+    int64_t cpu0 = tdx_thread_cpu_ns();
     cli_hold_interrupts();
     tdx_iwriter *w =
         tdx_iwriter_new(out, src.version, src.data, src.size, (size_t)str_budget, &err);
@@ -212,6 +278,7 @@ int cmd_build(int argc, char **argv) {
                        .release_input = src.kind == TDX_SRC_BINARY};
     tdx_read_stats st;
     int rrc = tdx_read_trace(src.data, src.size, src.version, &o, &st, &err);
+    int64_t cpu_events = tdx_thread_cpu_ns() - cpu0;
     if (pf && verbose)
         fprintf(stderr, "traceidx: io_uring prefetched %.1f MB\n",
                 (double)tdx_prefetch_requested(pf) / 1e6);
@@ -313,6 +380,8 @@ int cmd_build(int argc, char **argv) {
     if (verbose)
         fprintf(stderr, "traceidx: views built in %.2f s (peak RSS %.0f MiB)\n", cli_now() - t1,
                 cli_peak_rss_mib());
+    tdx_iwriter_cpu ic; /* complete: the encoder thread has ended */
+    tdx_iwriter_cpu_stats(w, &ic);
     /* The string table is packed and the file synced: seconds on a multi-GB trace. */
     cli_progress_fraction(&prog, 1, 1, "writing the string table, syncing");
     int frc = tdx_iwriter_finish(w, &err);
@@ -321,6 +390,7 @@ int cmd_build(int argc, char **argv) {
         cli_report(out, &err);
         goto done;
     }
+    if (verbose) report_cpu(cpu_events, tdx_thread_cpu_ns(), &ic, &vs);
     double secs = cli_now() - t0;
     struct stat s;
     uint64_t isize = stat(out, &s) == 0 ? (uint64_t)s.st_size : 0;

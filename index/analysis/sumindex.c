@@ -574,7 +574,7 @@ static int assemble(sumw *w, tdx_sumindex_put put, void *ctx) {
 
 int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside, bool thread,
                        tdx_sumindex_put put, void *ctx, tdx_sumindex_progress progress,
-                       void *progress_ctx, tdx_err *err) {
+                       void *progress_ctx, tdx_sumindex_cpu *cpu, tdx_err *err) {
     sumw w;
     memset(&w, 0, sizeof w);
     w.s = s;
@@ -617,6 +617,12 @@ int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *besid
     }
     tdx_err cerr;
     int crc = tdx_bcoder_end(w.bc, &cerr); /* the coder's failure, unless the pass failed first */
+    if (cpu) {
+        int64_t code, th;
+        tdx_bcoder_cpu(w.bc, &code, &th);
+        cpu->code_ns += code;
+        cpu->thread_ns += th;
+    }
     if (!rc && crc) {
         rc = crc;
         if (rc == TW_REPORTED) *err = cerr;
@@ -643,7 +649,7 @@ int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err) {
     if (tdx_sumspill_init(&sp, NULL, 0))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     int rc = tdx_sumspill_put_all(&sp, s, err) ||
-                     tdx_sumindex_write(&sp, s, NULL, false, put_buf, out, NULL, NULL, err)
+                     tdx_sumindex_write(&sp, s, NULL, false, put_buf, out, NULL, NULL, NULL, err)
                  ? -1
                  : 0;
     tdx_sumspill_free(&sp);

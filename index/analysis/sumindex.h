@@ -18,14 +18,21 @@ typedef int (*tdx_sumindex_put)(void *ctx, const void *p, size_t n, tdx_err *err
 /* Told how far the writing is: spilled records read back so far, and in all. */
 typedef void (*tdx_sumindex_progress)(void *ctx, uint64_t done, uint64_t total);
 
+/* The CPU of the tables' block coder (ns, core/cputime.h): its coding, on whichever thread, and
+ * its own thread's whole CPU (0: it had none). */
+typedef struct tdx_sumindex_cpu {
+    int64_t code_ns, thread_ns;
+} tdx_sumindex_cpu;
+
 /* The section (layout in docs/index-format.md) from a summary spilled into sp (its records; s
  * gives the scalar fields), streamed to put. Tables that outgrow memory wait in scratch files
  * beside `beside` (NULL: kept in memory). With `thread`, the tables' blocks are coded on a thread
  * of its own (the bytes are the same). sp is read once; it must not be added to after.
- * progress (NULL: none) is called every few thousand records and once at the end. */
+ * progress (NULL: none) is called every few thousand records and once at the end. cpu (NULL:
+ * not wanted) is added the coder's CPU. */
 int tdx_sumindex_write(tdx_sumspill *sp, const tdx_summary *s, const char *beside, bool thread,
                        tdx_sumindex_put put, void *ctx, tdx_sumindex_progress progress,
-                       void *progress_ctx, tdx_err *err);
+                       void *progress_ctx, tdx_sumindex_cpu *cpu, tdx_err *err);
 /* The section's bytes for a complete summary held in memory. Fails only on memory exhaustion
  * or a record too large to frame. */
 int tdx_sumindex_save(const tdx_summary *s, tdx_buf *out, tdx_err *err);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "core/cputime.h"
 #include "core/hmap.h"
 #include "core/idset.h"
 #include "core/mem.h"
@@ -119,6 +120,7 @@ typedef struct shared {
     uint64_t view_events; /* the events the views see */
     pthread_mutex_t progress_mu;
     uint64_t done[NWORKERS];
+    tdx_sumindex_cpu coder_cpu;
 } shared;
 
 typedef struct worker {
@@ -153,6 +155,8 @@ typedef struct worker {
     tdx_scratch file;   /* the scratch file of blobs */
     uint64_t state_bytes;
     int64_t mapped; /* file pages resident after the last release of the strings (worker 0) */
+    /* CPU (tdx_viewbuild_stats): this worker's own, its decoding, its thread's (if it had one) */
+    int64_t cpu_own, cpu_decode, cpu_thread;
     tdx_err err;
     int failed;
 } worker;
@@ -624,8 +628,10 @@ static int get_block(worker *w, size_t bi, const tdx_event **evs, size_t *n) {
             r->ready[cs] = false;
             pthread_mutex_unlock(&r->mu);
             size_t got = 0;
+            int64_t t0 = tdx_thread_cpu_ns();
             int rc = tdx_iwriter_read_block(w->sh->iw, w->dec, c, &w->blockbuf, r->slot[cs], &got,
                                             &w->err);
+            w->cpu_decode += tdx_thread_cpu_ns() - t0;
             pthread_mutex_lock(&r->mu);
             if (rc) {
                 r->stop = true;
@@ -705,7 +711,19 @@ static int worker_end(worker *w, int rc) {
     if (rc) ring_stop(w->ring);
     if (rc) return -1;
     if (w->found.n) return 1; /* the pass will be redone: no need to finish */
-    return finish_views(w);
+    int64_t t0 = tdx_thread_cpu_ns();
+    rc = finish_views(w);
+    w->cpu_own += tdx_thread_cpu_ns() - t0;
+    return rc;
+}
+
+/* worker_block, its CPU counted as the worker's own. */
+static int worker_block_timed(worker *w, size_t bi, size_t nblocks, const tdx_event *evs,
+                              size_t n) {
+    int64_t t0 = tdx_thread_cpu_ns();
+    int rc = worker_block(w, bi, nblocks, evs, n);
+    w->cpu_own += tdx_thread_cpu_ns() - t0;
+    return rc;
 }
 
 static int worker_run(worker *w) {
@@ -714,7 +732,7 @@ static int worker_run(worker *w) {
     for (size_t bi = 0; bi < nblocks && !rc; bi++) {
         size_t n;
         const tdx_event *evs;
-        rc = get_block(w, bi, &evs, &n) ? -1 : worker_block(w, bi, nblocks, evs, n);
+        rc = get_block(w, bi, &evs, &n) ? -1 : worker_block_timed(w, bi, nblocks, evs, n);
     }
     return worker_end(w, rc);
 }
@@ -729,8 +747,9 @@ static void workers_interleaved(worker *ws) {
             if (rc[k]) continue;
             size_t n;
             const tdx_event *evs;
-            rc[k] =
-                get_block(&ws[k], bi, &evs, &n) ? -1 : worker_block(&ws[k], bi, nblocks, evs, n);
+            rc[k] = get_block(&ws[k], bi, &evs, &n)
+                        ? -1
+                        : worker_block_timed(&ws[k], bi, nblocks, evs, n);
             if (rc[k]) ring_stop(ws[k].ring); /* the other stops at its next block */
         }
         if (rc[0] && rc[1]) break;
@@ -745,6 +764,14 @@ static void *worker_main(void *arg) {
     worker *w = arg;
     tdx_evdec_set_streaming(w->dec, true);
     if (worker_run(w) < 0 && !w->failed) oom(w);
+    return NULL;
+}
+
+/* worker_main on the second thread, whose whole CPU is noted. */
+static void *worker_thread(void *arg) {
+    worker *w = arg;
+    worker_main(w);
+    w->cpu_thread = tdx_thread_cpu_ns();
     return NULL;
 }
 
@@ -974,7 +1001,7 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     if (tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
         tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), sh->opts->jobs > 1,
                            put_stream, iw, sh->opts->tail_progress, sh->opts->tail_progress_ctx,
-                           err) ||
+                           &sh->coder_cpu, err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
     /* GSTATS: the goroutine analysis, regrouped by name (index/analysis/gsindex.c). */
@@ -1035,7 +1062,7 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
     rg.nblocks = tdx_iwriter_nblocks(sh->iw);
     if (!rc) {
         pthread_t th;
-        if (jobs > 1 && pthread_create(&th, NULL, worker_main, &ws[1]) == 0) {
+        if (jobs > 1 && pthread_create(&th, NULL, worker_thread, &ws[1]) == 0) {
             worker_main(&ws[0]);
             pthread_join(th, NULL);
         } else {
@@ -1064,13 +1091,23 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
                     rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
         if (!rc && found->n) rc = 1;
     }
+    for (int i = 0; i < inited; i++) {
+        st->cpu_worker_ns[i] += ws[i].cpu_own;
+        st->cpu_decode_ns += ws[i].cpu_decode;
+        st->cpu_thread_ns += ws[i].cpu_thread;
+    }
     if (!rc) {
         for (int i = 0; i < NWORKERS; i++)
             for (int k = 0; k < ws[i].nviews; k++) st->checkpoints[ws[i].v[k].view] = ws[i].nck;
         st->state_bytes = ws[0].state_bytes + ws[1].state_bytes;
         if (sh->opts->tail_progress) sh->opts->tail_progress(sh->opts->tail_progress_ctx, 0, 1);
+        int64_t t0 = tdx_thread_cpu_ns();
+        sh->coder_cpu = (tdx_sumindex_cpu){0, 0};
         rc = append_data(sh, ws, err);
         if (!rc) rc = put_sections(sh, ws, st, err);
+        st->cpu_tail_ns += tdx_thread_cpu_ns() - t0;
+        st->cpu_coder_ns += sh->coder_cpu.code_ns;
+        st->cpu_coder_thread_ns += sh->coder_cpu.thread_ns;
     }
     for (int i = 0; i < inited; i++) worker_free(&ws[i]);
     return rc;

@@ -47,6 +47,18 @@ typedef struct tdx_viewbuild_stats {
     uint64_t ranges;         /* split ranges */
     uint64_t state_bytes;    /* checkpoint states, all views */
     uint64_t reruns;         /* passes redone because a goroutine id came back after it ended */
+    /* CPU, in ns (core/cputime.h; build --verbose), of every pass: each worker's own work, on
+     * whichever thread ran it (its generators over every event, then its final records: a
+     * chain, since each event's work needs the state the previous one left), decoding the
+     * blocks (each block on its own: any core could), the second thread's whole CPU (0: there
+     * was none), and after the workers, the calling thread's (the views' data copied, the
+     * summary merged and written, the last sections) with the summary coder's part of it (on
+     * a thread of its own with jobs > 1: coder_thread_ns, its whole CPU). */
+    int64_t cpu_worker_ns[2];
+    int64_t cpu_decode_ns;
+    int64_t cpu_thread_ns;
+    int64_t cpu_tail_ns;
+    int64_t cpu_coder_ns, cpu_coder_thread_ns;
 } tdx_viewbuild_stats;
 
 /* Runs the phase over the events w has written and appends the view sections (VIEWDATA, the

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "index/common/atomic_file.h"
+#include "core/cputime.h"
 #include "core/hmap.h"
 #include "core/reader.h"
 #include "core/spec.h"
@@ -76,6 +77,7 @@ typedef struct encq {
     bool done;                 /* no more jobs: the thread exits once the queue is empty */
     bool failed;               /* the thread failed: err says why */
     tdx_err err;
+    int64_t code_ns, thread_ns; /* the thread's CPU coding, and all of it (read after join) */
 } encq;
 
 struct tdx_iwriter {
@@ -117,6 +119,7 @@ struct tdx_iwriter {
     tdx_hmap stw_set;
     encq *q;         /* NULL: blocks are encoded on the calling thread */
     uint64_t shared; /* blocks the delivering thread coded while there was an encoder thread */
+    tdx_iwriter_cpu cpu;
     /* the section being streamed (tdx_iwriter_stream_*) */
     uint32_t stream_kind;
     uint64_t stream_off;
@@ -299,16 +302,23 @@ static int put_block(tdx_iwriter *w, const tdx_event *ev, size_t n, uint64_t fir
 static int write_block(tdx_iwriter *w, const tdx_event *ev, size_t n, uint64_t first, bool gen_end,
                        tdx_err *err) {
     w->blockbuf.n = 0;
+    int64_t t0 = tdx_thread_cpu_ns();
     if (n && tdx_evenc_block(&w->enc, ev, n, &w->blockbuf))
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
-    return put_block(w, ev, n, first, gen_end, &w->blockbuf, err);
+    int64_t t1 = tdx_thread_cpu_ns();
+    int rc = put_block(w, ev, n, first, gen_end, &w->blockbuf, err);
+    w->cpu.code_ns += t1 - t0;
+    w->cpu.put_ns += tdx_thread_cpu_ns() - t1;
+    return rc;
 }
 
 /* Codes queued job j (its slot's state is JOB_CODING, set by the caller under the lock). */
-static void code_job(encq *q, tdx_evenc *enc, uint64_t j) {
+static int64_t code_job(encq *q, tdx_evenc *enc, uint64_t j) {
     int s = (int)(j % ENC_SLOTS);
+    int64_t t0 = tdx_thread_cpu_ns();
     q->code[s].n = 0;
     q->rc[s] = q->slot[s].n ? tdx_evenc_block(enc, q->slot[s].v, q->slot[s].n, &q->code[s]) : 0;
+    return tdx_thread_cpu_ns() - t0;
 }
 
 static void *enc_main(void *arg) {
@@ -322,7 +332,7 @@ static void *enc_main(void *arg) {
         if (q->state[s] == JOB_QUEUED && !q->failed) {
             q->state[s] = JOB_CODING;
             pthread_mutex_unlock(&q->mu);
-            code_job(q, &w->enc, q->head);
+            q->code_ns += code_job(q, &w->enc, q->head);
             pthread_mutex_lock(&q->mu);
             q->state[s] = JOB_CODED;
         }
@@ -341,6 +351,7 @@ static void *enc_main(void *arg) {
         pthread_cond_broadcast(&q->cv);
     }
     pthread_mutex_unlock(&q->mu);
+    q->thread_ns = tdx_thread_cpu_ns();
     return NULL;
 }
 
@@ -358,6 +369,8 @@ static int enc_end(tdx_iwriter *w, bool drain) {
     pthread_cond_broadcast(&q->cv);
     pthread_mutex_unlock(&q->mu);
     pthread_join(q->th, NULL);
+    w->cpu.enc_thread_ns += q->thread_ns;
+    w->cpu.enc_code_ns += q->code_ns;
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->cv);
     for (int i = 0; i < ENC_SLOTS; i++) {
@@ -395,7 +408,7 @@ static void share_job(tdx_iwriter *w, encq *q, uint64_t j) {
     int s = (int)(j % ENC_SLOTS);
     q->state[s] = JOB_CODING;
     pthread_mutex_unlock(&q->mu);
-    code_job(q, &q->helper, j);
+    w->cpu.code_ns += code_job(q, &q->helper, j);
     pthread_mutex_lock(&q->mu);
     q->state[s] = JOB_CODED;
     w->shared++;
@@ -547,6 +560,10 @@ int tdx_iwriter_end_events(tdx_iwriter *w, tdx_err *err) {
     if (!rc) rc = seal(w);
     if (rc) *err = w->err;
     return rc;
+}
+
+void tdx_iwriter_cpu_stats(const tdx_iwriter *w, tdx_iwriter_cpu *c) {
+    *c = w->cpu;
 }
 
 uint64_t tdx_iwriter_blocks_shared(const tdx_iwriter *w) {

@@ -31,6 +31,18 @@ int tdx_iwriter_async(tdx_iwriter *w, unsigned every);
 /* Blocks the delivering thread coded since tdx_iwriter_async (--verbose). */
 uint64_t tdx_iwriter_blocks_shared(const tdx_iwriter *w);
 
+/* Where the first phase's CPU went besides ordering and filling blocks (build --verbose): coding
+ * a block depends on its events only, so it may go to any core; accounting for a block's
+ * goroutines and writing it is a chain of its own (core/cputime.h; ns). Complete once
+ * tdx_iwriter_end_events has ended the encoder thread. */
+typedef struct tdx_iwriter_cpu {
+    int64_t code_ns;       /* coding blocks, on the delivering thread */
+    int64_t put_ns;        /* accounting and writing blocks, on the delivering thread */
+    int64_t enc_thread_ns; /* the encoder thread's CPU, all of it (0: there was none) */
+    int64_t enc_code_ns;   /* of which coding blocks */
+} tdx_iwriter_cpu;
+void tdx_iwriter_cpu_stats(const tdx_iwriter *w, tdx_iwriter_cpu *c);
+
 /* The tdx_emit_fn and tdx_gen_done_fn to pass to tdx_read_trace. */
 int tdx_iwriter_event(void *w, const tdx_event *e, const tdx_gen *g);
 int tdx_iwriter_gen_done(void *w, const tdx_gen *g, uint64_t index, uint64_t nevents);

@@ -6,10 +6,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define PAGE ((size_t)4096)
+
+static size_t page_up(size_t n) {
+    return n > SIZE_MAX - (PAGE - 1) ? SIZE_MAX & ~(PAGE - 1) : (n + PAGE - 1) & ~(PAGE - 1);
+}
+
 int tdx_fvec_open(tdx_fvec *v, const char *beside, size_t reserve, tdx_err *err) {
     memset(v, 0, sizeof *v);
     v->file.fd = -1;
     if (tdx_scratch_open(&v->file, beside, err)) return -1;
+    reserve = page_up(reserve ? reserve : 1);
     /* Mapping past the end of the file is allowed; only pages below it are ever touched. */
     void *m = mmap(NULL, reserve, PROT_READ, MAP_SHARED, v->file.fd, 0);
     if (m == MAP_FAILED) {
@@ -29,10 +36,30 @@ void tdx_fvec_close(tdx_fvec *v) {
     tdx_scratch_close(&v->file);
 }
 
-int tdx_fvec_append(tdx_fvec *v, const void *p, size_t n, tdx_err *err) {
-    if (n > v->reserved || v->file.len > v->reserved - n)
+/* Doubles the mapping until it holds `need` bytes. Address space is what a process under
+ * `ulimit -v` runs short of: a reservation for the worst case (twice the trace for the strings
+ * and 8 times it for their offsets) had been 2.8 GB for a 256 MiB trace. */
+static int grow(tdx_fvec *v, uint64_t need, tdx_err *err) {
+    size_t want = v->reserved;
+    while (want < need && want <= SIZE_MAX / 2) want *= 2;
+    if (want < need) want = page_up((size_t)need);
+    if (want < need)
         return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET,
-                        "a scratch table outgrew its %zu bytes of address space", v->reserved);
+                        "a scratch table outgrew the address space (%llu bytes)",
+                        (unsigned long long)need);
+    void *m = mremap(v->map, v->reserved, want, MREMAP_MAYMOVE);
+    if (m == MAP_FAILED)
+        return tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET,
+                        "cannot grow a scratch table's address space from %zu to %zu bytes",
+                        v->reserved, want);
+    v->map = m;
+    v->reserved = want;
+    return 0;
+}
+
+int tdx_fvec_append(tdx_fvec *v, const void *p, size_t n, tdx_err *err) {
+    uint64_t need = v->file.len + n;
+    if (need > v->reserved && grow(v, need, err)) return -1;
     return tdx_scratch_put(&v->file, p, n, err);
 }
 

@@ -16,7 +16,8 @@ typedef struct tdx_fvec {
     size_t reserved;
 } tdx_fvec;
 
-/* Creates the file beside `beside` and reserves address space for `reserve` bytes. */
+/* Creates the file beside `beside` and maps `reserve` bytes of address space for a start (at
+ * least a page); appends grow the mapping as the file does. */
 int tdx_fvec_open(tdx_fvec *v, const char *beside, size_t reserve, tdx_err *err);
 void tdx_fvec_close(tdx_fvec *v);
 
@@ -24,7 +25,9 @@ static inline uint64_t tdx_fvec_len(const tdx_fvec *v) {
     return v->file.len;
 }
 
-/* Appends p[0..n) at offset tdx_fvec_len(v); fails once the reservation is full. */
+/* Appends p[0..n) at offset tdx_fvec_len(v). When the mapping is full it is doubled, and may move:
+ * so nothing may read through it while an append runs. Fails only when the address space or
+ * the scratch file does. */
 int tdx_fvec_append(tdx_fvec *v, const void *p, size_t n, tdx_err *err);
 
 /* The bytes at off, for a range that one append wrote: valid until the next append. */
@@ -34,7 +37,7 @@ static inline const uint8_t *tdx_fvec_at(const tdx_fvec *v, uint64_t off) {
 }
 
 /* Writes out what is buffered: then every byte is read through the mapping (and pointers into
- * it stay valid until tdx_fvec_close). */
+ * it stay valid until the next append or tdx_fvec_close). */
 int tdx_fvec_flush(tdx_fvec *v, tdx_err *err);
 
 /* Gives the mapping's resident pages back (safe while other threads read through it). */

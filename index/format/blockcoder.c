@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/cputime.h"
 #include "core/varint.h"
 #include "index/format/rans.h"
 
@@ -48,9 +49,10 @@ struct tdx_bcoder {
     pthread_cond_t work, room;
     int code; /* the first failure: later chunks are dropped */
     tdx_err err;
+    int64_t code_ns, thread_ns; /* tdx_bcoder_cpu */
 };
 
-static void code_chunk(tdx_bcoder *c, const tdx_bcchunk *k) {
+static void code_chunk_(tdx_bcoder *c, const tdx_bcchunk *k) {
     if (c->code) return;
     cstream *cs = &c->cs[k->s];
     tdx_rans_enc *e = &cs->enc;
@@ -84,6 +86,12 @@ oom:
     c->code = -1;
 }
 
+static void code_chunk(tdx_bcoder *c, const tdx_bcchunk *k) {
+    int64_t t0 = tdx_thread_cpu_ns();
+    code_chunk_(c, k);
+    c->code_ns += tdx_thread_cpu_ns() - t0;
+}
+
 static void *coder_main(void *arg) {
     tdx_bcoder *c = arg;
     pthread_mutex_lock(&c->mu);
@@ -103,6 +111,7 @@ static void *coder_main(void *arg) {
         pthread_cond_broadcast(&c->room); /* a producer waiting for a chunk, or in sync */
     }
     pthread_mutex_unlock(&c->mu);
+    c->thread_ns = tdx_thread_cpu_ns();
     return NULL;
 }
 
@@ -214,6 +223,11 @@ int tdx_bcoder_end(tdx_bcoder *c, tdx_err *err) {
     }
     if (c->code && err) *err = c->err;
     return c->code;
+}
+
+void tdx_bcoder_cpu(const tdx_bcoder *c, int64_t *code_ns, int64_t *thread_ns) {
+    *code_ns = c->code_ns;
+    *thread_ns = c->thread ? c->thread_ns : 0;
 }
 
 void tdx_bcoder_free(tdx_bcoder *c) {

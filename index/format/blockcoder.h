@@ -90,4 +90,8 @@ int tdx_bcoder_end(tdx_bcoder *c, tdx_err *err);
 /* Ends it when it was not, and frees it. */
 void tdx_bcoder_free(tdx_bcoder *c);
 
+/* The CPU the coder spent coding, wherever it ran, and its thread's whole CPU (0: no thread), in
+ * ns (core/cputime.h; build --verbose); complete after tdx_bcoder_end. */
+void tdx_bcoder_cpu(const tdx_bcoder *c, int64_t *code_ns, int64_t *thread_ns);
+
 #endif

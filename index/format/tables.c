@@ -8,13 +8,11 @@ int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, size
                     tdx_err *err) {
     memset(t, 0, sizeof *t);
     t->str_bytes.file.fd = t->str_off.file.fd = -1;
-    /* Strings come from the trace (each costs at least 3 bytes of it), so these bound them with
-     * room to spare; reserving address space costs nothing until it is written. */
-    uint64_t cap = (uint64_t)SIZE_MAX / 32;
-    uint64_t sz = trace_size < cap ? trace_size : cap;
+    /* The mappings grow with the strings (a trace's own are a few MB; log messages make them
+     * grow with it), so they start at a MiB each. */
     uint64_t z = 0;
-    if (tdx_fvec_open(&t->str_bytes, beside, (size_t)(2 * sz + ((uint64_t)64 << 20)), err) ||
-        tdx_fvec_open(&t->str_off, beside, (size_t)(8 * sz + ((uint64_t)64 << 20)), err) ||
+    if (tdx_fvec_open(&t->str_bytes, beside, (size_t)1 << 20, err) ||
+        tdx_fvec_open(&t->str_off, beside, (size_t)1 << 20, err) ||
         tdx_fvec_append(&t->str_off, &z, 8, err) || tdx_fvec_append(&t->str_off, &z, 8, err)) {
         tdx_tables_free(t);
         return -1;

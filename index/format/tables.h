@@ -41,8 +41,8 @@ typedef struct tdx_tables {
     uint64_t gen_key;
 } tdx_tables;
 
-/* The scratch files go beside `beside`; `trace_size` bounds the strings (address space is
- * reserved for them). str_budget: memory for the string lookup (strmap.h; 0: tdx_fvec_budget
+/* The scratch files go beside `beside`; `trace_size` sizes the string lookup's budget.
+ * str_budget: memory for the string lookup (strmap.h; 0: tdx_fvec_budget
  * of trace_size). 0, or -1 with err set. */
 int tdx_tables_init(tdx_tables *t, const char *beside, uint64_t trace_size, size_t str_budget,
                     tdx_err *err);

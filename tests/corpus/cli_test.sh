@@ -294,6 +294,18 @@ expect 0 "$T" build --quiet --verbose -j2 "$W/svc.trace" -o "$W/v.tidx"
 has err "events ordered and encoded in"
 has err "views built in"
 has err "peak RSS"
+# and where the CPU went: each thread's, per step all of it and its longest chain, and the
+# critical path (docs/architecture.md, "Build speed"); the fields, not their values.
+for j in 2 1; do
+    [ $j = 1 ] && expect 0 "$T" build --quiet --verbose -j1 "$W/svc.trace" -o "$W/v.tidx"
+    has err "CPU by thread: main [0-9.]* s.*; total [0-9.]* s (process [0-9.]* s)"
+    has err "CPU by step, all / longest chain: events [0-9.]*/[0-9.]* s, views [0-9.]*/[0-9.]* s, summary tail [0-9.]*/[0-9.]* s, rest [0-9.]*/[0-9.]* s"
+    has err "chains: ordering and filling blocks [0-9.]* s, writing them [0-9.]* s, coding them [0-9.]* s (any core); proc view and summary [0-9.]* s, thread and goroutine views [0-9.]* s, decoding [0-9.]* s (any core)"
+    has err "critical path [0-9.]* s of [0-9.]* s CPU: at most [0-9.]*x faster than one core"
+done
+has err "CPU by thread: main [0-9.]* s; total" # one thread with -j1
+expect 0 "$T" build --quiet --verbose -j2 "$W/svc.trace" -o "$W/v.tidx"
+has err "CPU by thread: main [0-9.]* s, encoder [0-9.]* s, views [0-9.]* s, summary coder [0-9.]* s; total"
 expect 2 "$T" build
 expect 2 "$T" build -j x "$W/svc.trace"
 # An index has no stdout form: -o - is a usage error (it made a file named -).

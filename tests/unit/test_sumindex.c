@@ -481,8 +481,9 @@ Test(sumindex, progress_counts_the_records_read_back) {
     cr_assert_eq(tdx_sumspill_put_all(&sp, &f.s, &err), 0, "%s", err.msg);
     progress_log l = {0};
     tdx_buf b = {0};
-    cr_assert_eq(tdx_sumindex_write(&sp, &f.s, NULL, false, put_bytes, &b, log_progress, &l, &err),
-                 0, "write: %s", err.msg);
+    cr_assert_eq(
+        tdx_sumindex_write(&sp, &f.s, NULL, false, put_bytes, &b, log_progress, &l, NULL, &err), 0,
+        "write: %s", err.msg);
     cr_assert(b.n == n && memcmp(b.v, want, n) == 0, "progress changed the section");
     /* every goroutine, task (one part each here) and region read once: a call every 4096, and
      * the end */
@@ -529,7 +530,7 @@ Test(sumindex, spilled_sorts_give_the_same_section) {
     cr_assert_eq(tdx_sumspill_put_all(&sp, &f.s, &err), 0, "%s", err.msg);
     tdx_buf b = {0};
     cr_assert_eq(tdx_sumindex_write(&sp, &f.s, "/tmp/sumindex-test.tidx", true, put_bytes, &b, NULL,
-                                    NULL, &err),
+                                    NULL, NULL, &err),
                  0, "write: %s", err.msg);
     cr_assert_gt(tdx_xsort_runs(sp.g), 1, "the goroutines' sort did not spill");
     cr_assert_gt(tdx_xsort_runs(sp.t), 1, "the tasks' sort did not spill");
