@@ -8,7 +8,7 @@
 
 static int usage(void) {
     fputs("usage: api_client version\n"
-          "       api_client PATH info|ranges|groups\n"
+          "       api_client [--full] PATH info|ranges|groups\n"
           "       api_client PATH group NAME\n"
           "       api_client PATH query [threads] [goroutine|task|taskid ID]\n"
           "                             [range N | events I J | window A B] [failwrite]\n",
@@ -203,10 +203,16 @@ int main(int argc, char **argv) {
         printf("%s %s %d\n", traceidx_version(), TRACEIDX_VERSION_STRING, TRACEIDX_VERSION);
         return strcmp(want, traceidx_version()) != 0 || strcmp(want, TRACEIDX_VERSION_STRING) != 0;
     }
+    /* --full: check a trace's index against every byte of the trace */
+    unsigned flags = 0;
+    if (argc > 1 && !strcmp(argv[1], "--full")) {
+        flags = TRACEIDX_OPEN_FULL_CHECK;
+        argc--, argv++;
+    }
     if (argc < 3) return usage();
     traceidx_index *ix;
     traceidx_error *e = NULL;
-    if (traceidx_open(argv[1], 0, &ix, &e)) return report(e);
+    if (traceidx_open(argv[1], flags, &ix, &e)) return report(e);
     const char *cmd = argv[2];
     int rc;
     if (!strcmp(cmd, "info") && argc == 3)

@@ -6,7 +6,7 @@ goroutine statistics, and the API's error codes. Also: the man page and completi
 installed, the header compiles as C++, docs/api.md's example builds and runs, and the uninstall
 script (make uninstall) removes every file installed, with and without DESTDIR.
 
-usage: install_test.py TRACEIDX SOURCE_DIR BUILD_DIR CMAKE CC CXX|- [EXTRA_CFLAGS...]
+usage: install_test.py TRACEIDX TRACEGEN SOURCE_DIR BUILD_DIR CMAKE CC CXX|- [EXTRA_CFLAGS...]
 """
 import json
 import os
@@ -230,12 +230,31 @@ def check_errors(tidx, exe, work, trace):
     check(run([tidx, "query", t]).returncode == 1, "the CLI refuses the stale index too")
 
 
+def check_full(tidx, tracegen, exe, work):
+    """TRACEIDX_OPEN_FULL_CHECK: a byte changed where the sampled check does not look (a 1 MiB
+    trace's 64 windows of 4 KiB are 16 KiB apart) is seen only by the full one, as by `info`."""
+    t = os.path.join(work, "errors", "gen.trace")
+    must([tracegen, "--size", "1MiB", "--seed", "3", "-o", t])
+    must([tidx, "build", "--quiet", t])
+    with open(t, "r+b") as f:
+        f.seek(8192)
+        b = f.read(1)
+        f.seek(8192)
+        f.write(bytes([b[0] ^ 1]))
+    rc, _, err = client(exe, t, "info")
+    check(rc == 0, "the sampled check passes a change between its windows: " + err)
+    rc, _, err = client(exe, "--full", t, "info")
+    check(code_of(err) == "TRACEIDX_ERR_STALE" and "its contents" in err,
+          "the full check sees it: " + err)
+    check(run([tidx, "info", t]).returncode == 1, "as traceidx info does")
+
+
 def main(argv):
-    if len(argv) < 7:
+    if len(argv) < 8:
         sys.stderr.write(__doc__)
         return 2
-    tidx, src, build, cmake, cc, cxx = argv[1:7]
-    extra = argv[7:]
+    tidx, tracegen, src, build, cmake, cc, cxx = argv[1:8]
+    extra = argv[8:]
     work = tempfile.mkdtemp(prefix="traceidx-install-")
     try:
         prefix = os.path.join(work, "prefix")
@@ -310,6 +329,7 @@ def main(argv):
                 check(f.read() == must([tidx, "query", tr, "--range", "0:1000000"]),
                       "docs/api.md's example writes what traceidx query does")
         check_errors(tidx, exe, work, os.path.join(src, "testdata", TRACES[0]))
+        check_full(tidx, tracegen, exe, work)
 
         # make uninstall's script removes every file
         uninstall(cmake, src, build)
