@@ -1,5 +1,6 @@
 /* assets.h: the web pages, scripts and styles of `traceidx serve`, embedded in the binary at build
- * time from tools/serve/assets/ (tools/serve/embed.cmake), so nothing is read or fetched to serve them. */
+ * time from tools/serve/assets/ (tools/serve/embed.cmake), so nothing is read or fetched to serve
+ * them. */
 #ifndef TDX_SERVE_ASSETS_H
 #define TDX_SERVE_ASSETS_H
 

@@ -40,7 +40,9 @@ static bool made_of(const char *s, const char *set, size_t max, bool utf8) {
     return true;
 }
 
-static bool is_uint(const char *s) { return made_of(s, "0123456789", 20, false); }
+static bool is_uint(const char *s) {
+    return made_of(s, "0123456789", 20, false);
+}
 static bool is_int(const char *s) {
     return is_uint(s + (s[0] == '-' || s[0] == '+')) && strlen(s) <= 20;
 }
@@ -55,15 +57,19 @@ static bool checked(srv_route *r, const char *name, const char *v, bool (*ok)(co
     return true;
 }
 
-static bool is_duration(const char *s) { return made_of(s, DUR_CHARS, 64, true); }
+static bool is_duration(const char *s) {
+    return made_of(s, DUR_CHARS, 64, true);
+}
 static bool is_window(const char *s) {
     return made_of(s, DUR_CHARS "+:", 130, true) && strchr(s, ':');
 }
-static bool is_pc(const char *s) { return made_of(s, "0123456789abcdefABCDEFx", 18, false); }
+static bool is_pc(const char *s) {
+    return made_of(s, "0123456789abcdefABCDEFx", 18, false);
+}
 
 /* The region selection of /userregion and the region profiles: type, pc, latmin, latmax. A present
- * but empty type selects the unnamed regions (as `regions --type ''` does); with no condition at all
- * every region is selected. */
+ * but empty type selects the unnamed regions (as `regions --type ''` does); with no condition at
+ * all every region is selected. */
 static bool region_filter(srv_route *r, srv_param_fn param, void *pctx, const char *type_opt) {
     const char *type = param(pctx, "type"), *pc = param(pctx, "pc");
     const char *latmin = param(pctx, "latmin"), *latmax = param(pctx, "latmax");

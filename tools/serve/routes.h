@@ -1,5 +1,6 @@
 /* routes.h: what `traceidx serve` answers at each URL: go tool trace's paths and parameters, each
- * turned into a page, an embedded asset, Go's viewer files, or the traceidx command whose output it is. */
+ * turned into a page, an embedded asset, Go's viewer files, or the traceidx command whose output it
+ * is. */
 #ifndef TDX_SERVE_ROUTES_H
 #define TDX_SERVE_ROUTES_H
 
@@ -40,7 +41,6 @@ typedef const char *(*srv_param_fn)(void *ctx, const char *name);
 
 /* Resolves PATH (decoded, without the query) with its parameters. `viewer` says whether Go's
  * viewer was found (/trace's page depends on it). */
-void srv_route_resolve(const char *path, srv_param_fn param, void *pctx, bool viewer,
-                       srv_route *r);
+void srv_route_resolve(const char *path, srv_param_fn param, void *pctx, bool viewer, srv_route *r);
 
 #endif

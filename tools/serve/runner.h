@@ -28,8 +28,8 @@ void srv_pool_release(srv_pool *p);
 
 typedef struct srv_child {
     pid_t pid;
-    int out, err;    /* read ends of its stdout and stderr, -1 once closed */
-    double deadline; /* monotonic seconds after which it is killed */
+    int out, err;                     /* read ends of its stdout and stderr, -1 once closed */
+    double deadline;                  /* monotonic seconds after which it is killed */
     char errtext[SRV_STDERR_MAX + 1]; /* the start of its stderr */
     size_t errlen;
     bool reaped;

@@ -1,6 +1,7 @@
 /* server.c: requests in, answers out (server.h). Each connection has a thread of its own
  * (libmicrohttpd's thread-per-connection mode), so a command's output is streamed by reading its
- * pipe in that thread: a slow client slows only its own command, through the pipe's back-pressure. */
+ * pipe in that thread: a slow client slows only its own command, through the pipe's back-pressure.
+ */
 #include "tools/serve/server.h"
 
 #include <arpa/inet.h>
@@ -33,7 +34,7 @@ typedef struct stream {
     srv_server *s;
     srv_child c;
     size_t slot;
-    bool released; /* its pool slot given back, as soon as the command ended */
+    bool released;   /* its pool slot given back, as soon as the command ended */
     size_t len, off; /* the first chunk, read before the status was chosen */
     char first[65536];
 } stream;
@@ -61,9 +62,8 @@ bool srv_host_allowed(const char *h, const char *named, uint16_t port) {
     } else {
         char *end;
         errno = 0;
-        unsigned long p = rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9'
-                              ? strtoul(rest + 1, &end, 10)
-                              : 0;
+        unsigned long p =
+            rest[0] == ':' && rest[1] >= '0' && rest[1] <= '9' ? strtoul(rest + 1, &end, 10) : 0;
         if (!p || errno || *end || p != port) return false;
     }
     unsigned char a[16];
@@ -92,13 +92,12 @@ static void headers(struct MHD_Response *r, const char *type, const char *csp) {
     if (csp) MHD_add_response_header(r, "Content-Security-Policy", csp);
 }
 
-static void log_request(const srv_server *s, const char *method, const char *url,
-                        unsigned status) {
+static void log_request(const srv_server *s, const char *method, const char *url, unsigned status) {
     if (s->cfg->log) fprintf(stderr, "traceidx serve: %s %s %u\n", method, url, status);
 }
 
 static enum MHD_Result queue_response(struct MHD_Connection *conn, unsigned status,
-                            struct MHD_Response *r) {
+                                      struct MHD_Response *r) {
     enum MHD_Result rc = MHD_queue_response(conn, status, r);
     MHD_destroy_response(r);
     return rc;
@@ -208,8 +207,9 @@ static enum MHD_Result command_failed(srv_server *s, struct MHD_Connection *conn
                                       int code, bool timed_out) {
     unsigned status = timed_out   ? MHD_HTTP_SERVICE_UNAVAILABLE
                       : code == 2 ? MHD_HTTP_BAD_REQUEST
-                      : code == 1 ? (index_ok(s) ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR)
-                                  : MHD_HTTP_INTERNAL_SERVER_ERROR;
+                      : code == 1
+                          ? (index_ok(s) ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR)
+                          : MHD_HTTP_INTERNAL_SERVER_ERROR;
     char msg[SRV_STDERR_MAX + 200];
     if (timed_out)
         snprintf(msg, sizeof msg, "traceidx serve: the command took longer than %.0f s\n",
@@ -297,9 +297,8 @@ static const char *param(void *ctx, const char *name) {
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls) {
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls) {
     srv_server *s = cls;
     unsigned status = MHD_HTTP_OK;
     enum MHD_Result rc;
