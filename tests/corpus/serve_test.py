@@ -29,6 +29,7 @@ from common import SKIP, TESTDATA, fail, need, run
 TRACEIDX = os.path.abspath(sys.argv[2])
 TMP = tempfile.mkdtemp(prefix="traceidx-serve-")
 FAILING = {"go122-create-syscall-with-p", "go122-fail-first-gen-first"}
+SERVERS = []  # every server started, killed at the end whatever happened
 
 
 class Server:
@@ -41,6 +42,7 @@ class Server:
         self.p = subprocess.Popen([TRACEIDX, "serve", target, "--http", "127.0.0.1:0", "--quiet"]
                                   + list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   env=e)
+        SERVERS.append(self.p)
         line = self.p.stdout.readline().decode().strip()
         if not line.startswith("http://127.0.0.1:"):
             self.p.kill()
@@ -419,6 +421,10 @@ def main():
     try:
         {"golden": check_golden, "pages": check_pages, "security": check_security}[sys.argv[1]]()
     finally:
+        for p in SERVERS:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
         shutil.rmtree(TMP, ignore_errors=True)
 
 
