@@ -32,7 +32,9 @@ static const char build_help[] =
     "OUT is synced and renamed over it only when complete. OUT is never overwritten unless it is\n"
     "an index. The index is byte-identical for every -j.\n\n"
     "  -j N       threads (default: number of CPUs): with 2 or more, events are encoded beside\n"
-    "             the ordering and the views are built on two threads\n"
+    "             the ordering, and the views' four workers (the proc view; the thread and\n"
+    "             goroutine views; Go's summary; its goroutine statistics) share up to 4\n"
+    "             threads\n"
     "  --quiet    no progress on stderr (on a terminal, a line per step: 1/3 events ordered\n"
     "             and encoded, 2/3 views, 3/3 summary and the file's last sections; each\n"
     "             with its own ETA)\n"
@@ -110,7 +112,9 @@ static int64_t max64(int64_t a, int64_t b) {
 
 static void report_cpu(int64_t main_events, int64_t main_all, const tdx_iwriter_cpu *ic,
                        const tdx_viewbuild_stats *vs) {
-    int64_t total = main_all + ic->enc_thread_ns + vs->cpu_thread_ns + vs->cpu_coder_thread_ns;
+    int64_t views_threads = 0;
+    for (int i = 1; i < TDX_VIEWBUILD_WORKERS; i++) views_threads += vs->cpu_threads_ns[i];
+    int64_t total = main_all + ic->enc_thread_ns + views_threads + vs->cpu_coder_thread_ns;
     struct rusage ru;
     double proc = getrusage(RUSAGE_SELF, &ru)
                       ? 0.0
@@ -118,7 +122,9 @@ static void report_cpu(int64_t main_events, int64_t main_all, const tdx_iwriter_
                             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     fprintf(stderr, "traceidx: CPU by thread: main %.2f s", sec(main_all));
     if (ic->enc_thread_ns) fprintf(stderr, ", encoder %.2f s", sec(ic->enc_thread_ns));
-    if (vs->cpu_thread_ns) fprintf(stderr, ", views %.2f s", sec(vs->cpu_thread_ns));
+    for (int i = 1; i < TDX_VIEWBUILD_WORKERS; i++)
+        if (vs->cpu_threads_ns[i])
+            fprintf(stderr, ", views #%d %.2f s", i, sec(vs->cpu_threads_ns[i]));
     if (vs->cpu_coder_thread_ns)
         fprintf(stderr, ", summary coder %.2f s", sec(vs->cpu_coder_thread_ns));
     fprintf(stderr, "; total %.2f s (process %.2f s)\n", sec(total), proc);
@@ -129,8 +135,11 @@ static void report_cpu(int64_t main_events, int64_t main_all, const tdx_iwriter_
     int64_t ev_put = ic->put_ns + ic->enc_thread_ns - ic->enc_code_ns;
     int64_t ev_chain = max64(ev_fill, ev_put);
     /* views: each worker's generators are a chain; decoding a block can go anywhere */
-    int64_t vw = vs->cpu_worker_ns[0] + vs->cpu_worker_ns[1] + vs->cpu_decode_ns;
-    int64_t vw_chain = max64(vs->cpu_worker_ns[0], vs->cpu_worker_ns[1]);
+    int64_t vw = vs->cpu_decode_ns, vw_chain = 0;
+    for (int i = 0; i < TDX_VIEWBUILD_WORKERS; i++) {
+        vw += vs->cpu_worker_ns[i];
+        vw_chain = max64(vw_chain, vs->cpu_worker_ns[i]);
+    }
     /* tail: the merge and the sections on the calling thread, the summary's coder beside it */
     int64_t tl = vs->cpu_tail_ns + vs->cpu_coder_thread_ns;
     int64_t tl_coder = vs->cpu_coder_thread_ns ? vs->cpu_coder_thread_ns : vs->cpu_coder_ns;
@@ -147,10 +156,11 @@ static void report_cpu(int64_t main_events, int64_t main_all, const tdx_iwriter_
             sec(rest));
     fprintf(stderr,
             "traceidx: chains: ordering and filling blocks %.2f s, writing them %.2f s, coding "
-            "them %.2f s (any core); proc view and summary %.2f s, thread and goroutine views "
-            "%.2f s, decoding %.2f s (any core)\n",
+            "them %.2f s (any core); proc view %.2f s, thread and goroutine views %.2f s, "
+            "Go's summary %.2f s, goroutine statistics %.2f s, decoding %.2f s (any core)\n",
             sec(ev_fill), sec(ev_put), sec(ic->code_ns + ic->enc_code_ns),
-            sec(vs->cpu_worker_ns[0]), sec(vs->cpu_worker_ns[1]), sec(vs->cpu_decode_ns));
+            sec(vs->cpu_worker_ns[0]), sec(vs->cpu_worker_ns[1]), sec(vs->cpu_worker_ns[2]),
+            sec(vs->cpu_worker_ns[3]), sec(vs->cpu_decode_ns));
     fprintf(stderr,
             "traceidx: critical path %.2f s of %.2f s CPU: at most %.2fx faster than one core, on "
             "any number of cores\n",

@@ -6,13 +6,15 @@
  * splitter, and Go's summary is computed beside it. Layout in viewsec.h and
  * docs/index-format.md.
  *
- * Two workers share the work (proc view + summary + splitter; thread + goroutine views).
- * Each block is decoded once, by whichever worker gets to it first, into a small ring both
- * read (decoding is ~95 ns an event, a fifth of the phase); with one thread the two take
- * turns, block by block, over the same ring. Each writes its blobs to a scratch file of its
- * own; the scratch files are appended to VIEWDATA in worker order, so the index bytes do not
- * depend on -j. The store of strings and stacks is filled before the workers start and
- * frozen, so they only read it and every id is the same whatever the scheduling. */
+ * Four workers share the work, each a chain of its own over every event (the proc view and the
+ * splitter; the thread and goroutine views; Go's summary and the MMU's inputs; Go's goroutine
+ * statistics, profiles and region table). They run on up to -j threads, those sharing a
+ * thread taking turns block by block. Each block is decoded once, by whichever worker gets to
+ * it first, into a small ring all read (decoding is ~95 ns an event, a fifth of the phase).
+ * Each writes its blobs to a scratch file of its own; the scratch files are appended to
+ * VIEWDATA in worker order, so the index bytes do not depend on -j. The store of strings and
+ * stacks is filled before the workers start and frozen, so they only read it and every id is
+ * the same whatever the scheduling. */
 #include "index/build/viewbuild.h"
 
 #include <pthread.h>
@@ -44,7 +46,9 @@
 #include "index/views/viewsec.h"
 
 #define NVIEWS 3
-#define NWORKERS 2
+#define NWORKERS TDX_VIEWBUILD_WORKERS
+/* The workers, in the order their blobs go to VIEWDATA. */
+enum { W_PROC, W_THREADS, W_SUMMARY, W_GOSTATS };
 
 /* A long item's interval and earliest time (u64, i64 LE): in a scratch file, since there is one
  * per long item (1.9 M at 4 GiB); read back once at the end, META_READ at a time. */
@@ -84,11 +88,11 @@ typedef struct vview {
     int err;
 } vview;
 
-/* Decoded blocks both workers read: block b lives in slot b % RING_SLOTS until both are done
+/* Decoded blocks every worker reads: block b lives in slot b % RING_SLOTS until all are done
  * with it. Whichever worker needs a block nobody has claimed yet decodes it, and a worker
- * whose block is still being decoded by the other decodes the next one meanwhile, so the
- * decoding (a fifth of the phase) goes to whichever side has time: the sides' own work is
- * uneven (the thread and goroutine views cost more than the proc view and summary). */
+ * whose block is still being decoded by another decodes the next one meanwhile, so the
+ * decoding (a fifth of the phase) goes to whichever thread has time: the workers' own work is
+ * uneven. */
 #define RING_SLOTS 4
 typedef struct ring {
     pthread_mutex_t mu;
@@ -100,8 +104,8 @@ typedef struct ring {
     size_t claimed;         /* blocks [0, claimed) are decoded or being decoded */
     size_t nblocks;
     size_t pos[NWORKERS]; /* the block each worker is on (done with every earlier one) */
-    bool stop;            /* a side failed: nobody waits any more */
-    bool single;          /* both workers on one thread: nobody may wait */
+    bool stop;            /* a worker failed: nobody waits any more */
+    bool single;          /* every worker on one thread: nobody may wait */
 } ring;
 
 /* What the workers share, read-only while they run. */
@@ -130,11 +134,11 @@ typedef struct worker {
     int index;
     int nviews;
     vview v[2];
-    bool summary;
+    bool summary; /* W_SUMMARY: Go's summary and the MMU's inputs */
     tdx_summary sum;
     tdx_sumspill spill;
-    tdx_gostats *gst; /* Go's goroutine analysis (GSTATS), beside the summary */
     tdx_muin mu;      /* the mutator utilization's inputs (MUTIL) */
+    tdx_gostats *gst; /* W_GOSTATS: Go's goroutine analysis (GSTATS, PPROF, REGIONS) */
     tdx_jsplit split;
     bool has_split;
     tdx_hmap alive;
@@ -151,12 +155,14 @@ typedef struct worker {
     uint64_t next_ck; /* the event the next checkpoint is taken before */
     tdx_buf scratch, blockbuf;
     tdx_rans_enc ckenc; /* codes the checkpoints (viewgen.h: its memory is reused) */
-    tdx_evdec *dec;     /* for the blocks this worker decodes */
-    tdx_scratch file;   /* the scratch file of blobs */
+    /* for the blocks this worker decodes (made when it first does): with other threads reading
+     * them, stored around the cache; on one thread, each is read at once from the cache */
+    tdx_evdec *dec;
+    tdx_scratch file; /* the scratch file of blobs */
     uint64_t state_bytes;
     int64_t mapped; /* file pages resident after the last release of the strings (worker 0) */
-    /* CPU (tdx_viewbuild_stats): this worker's own, its decoding, its thread's (if it had one) */
-    int64_t cpu_own, cpu_decode, cpu_thread;
+    /* CPU (tdx_viewbuild_stats): this worker's own and its decoding */
+    int64_t cpu_own, cpu_decode;
     tdx_err err;
     int failed;
 } worker;
@@ -199,11 +205,29 @@ static int summarize(worker *w, const tdx_event *e) {
         w->failed = 1;
         return -1;
     }
-    if (tdx_gostats_event(w->gst, e, w->sh->tabs, &w->err)) {
-        w->failed = 1;
-        return -1;
-    }
     return tdx_summary_event(&w->sum, e, w->sh->tabs) ? oom(w) : 0;
+}
+
+/* Go's summary and goroutine statistics see every event; the MMU's inputs, as the views, those
+ * of a damaged trace up to its last Sync (nv of the n). */
+static int analyze(worker *w, const tdx_event *evs, size_t nv, size_t n) {
+    const tdx_gen *tabs = w->sh->tabs;
+    if (w->gst) {
+        for (size_t i = 0; i < n; i++)
+            if (tdx_gostats_event(w->gst, &evs[i], tabs, &w->err)) {
+                w->failed = 1;
+                return -1;
+            }
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (summarize(w, &evs[i])) return -1;
+        if (i < nv && tdx_muin_event(&w->mu, &evs[i], tabs, &w->err)) {
+            w->failed = 1;
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* ---- recording what the generators emit ---- */
@@ -619,7 +643,9 @@ static int get_block(worker *w, size_t bi, const tdx_event **evs, size_t *n) {
             pthread_mutex_unlock(&r->mu);
             return 0;
         }
-        size_t lo = r->pos[0] < r->pos[1] ? r->pos[0] : r->pos[1];
+        size_t lo = r->pos[0];
+        for (int k = 1; k < NWORKERS; k++)
+            if (r->pos[k] < lo) lo = r->pos[k];
         size_t c = r->claimed;
         if (c < r->nblocks && c < lo + RING_SLOTS) {
             size_t cs = c % RING_SLOTS;
@@ -629,7 +655,15 @@ static int get_block(worker *w, size_t bi, const tdx_event **evs, size_t *n) {
             pthread_mutex_unlock(&r->mu);
             size_t got = 0;
             int64_t t0 = tdx_thread_cpu_ns();
-            int rc = tdx_iwriter_read_block(w->sh->iw, w->dec, c, &w->blockbuf, r->slot[cs], &got,
+            int rc = 0;
+            if (!w->dec) { /* (workers that always follow another on its thread never decode) */
+                if ((w->dec = tdx_evdec_new()))
+                    tdx_evdec_set_streaming(w->dec, !r->single);
+                else
+                    rc = tdx_errf(&w->err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
+            }
+            if (!rc)
+                rc = tdx_iwriter_read_block(w->sh->iw, w->dec, c, &w->blockbuf, r->slot[cs], &got,
                                             &w->err);
             w->cpu_decode += tdx_thread_cpu_ns() - t0;
             pthread_mutex_lock(&r->mu);
@@ -645,7 +679,7 @@ static int get_block(worker *w, size_t bi, const tdx_event **evs, size_t *n) {
             pthread_cond_broadcast(&r->cv);
             continue;
         }
-        if (r->single) { /* cannot happen: the other worker is never more than a block behind */
+        if (r->single) { /* cannot happen: the workers on one thread are a block apart at most */
             r->stop = true;
             pthread_mutex_unlock(&r->mu);
             tdx_errf(&w->err, TDX_EINDEX, TDX_NO_OFFSET, "internal error: the block ring stalled");
@@ -674,9 +708,15 @@ static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *e
     shared *sh = w->sh;
     int rc = 0;
     uint64_t idx = w->idx;
-    /* The views read events [0, nv); past a damaged trace's last Sync only Go's summary does. */
+    /* The views read events [0, nv); past a damaged trace's last Sync only Go's analyses do. */
     uint64_t left = idx < sh->view_events ? sh->view_events - idx : 0;
     size_t nv = left < n ? (size_t)left : n;
+    if (!w->nviews) {
+        rc = analyze(w, evs, nv, n);
+        w->idx = idx + n;
+        if (bi % 16 == 15 || bi + 1 == nblocks) progress(w, w->idx);
+        return rc;
+    }
     for (size_t i = 0; i < nv && !rc; i++, idx++) {
         const tdx_event *e = &evs[i];
         if (idx == 0) w->t0 = e->time;
@@ -686,17 +726,10 @@ static int worker_block(worker *w, size_t bi, size_t nblocks, const tdx_event *e
             w->stop_j++;
             w->stop_pos = 0;
         }
-        if (!rc && w->summary) rc = summarize(w, e);
-        /* (Go's MMU reads the events the views do: a damaged trace's up to its last Sync) */
-        if (!rc && w->summary && tdx_muin_event(&w->mu, e, sh->tabs, &w->err)) {
-            w->failed = 1;
-            rc = -1;
-        }
         for (int vi = 0; vi < w->nviews && !rc; vi++)
             if (tdx_viewgen_event(w->v[vi].vg, e, sh->tabs)) rc = oom(w);
         if (!rc) rc = track(w, e);
     }
-    for (size_t i = nv; i < n && !rc && w->summary; i++) rc = summarize(w, &evs[i]);
     idx += n - nv;
     w->idx = idx;
     if (bi % 16 == 15 || bi + 1 == nblocks) progress(w, idx);
@@ -726,52 +759,39 @@ static int worker_block_timed(worker *w, size_t bi, size_t nblocks, const tdx_ev
     return rc;
 }
 
-static int worker_run(worker *w) {
-    size_t nblocks = tdx_iwriter_nblocks(w->sh->iw);
-    int rc = 0;
-    for (size_t bi = 0; bi < nblocks && !rc; bi++) {
-        size_t n;
-        const tdx_event *evs;
-        rc = get_block(w, bi, &evs, &n) ? -1 : worker_block_timed(w, bi, nblocks, evs, n);
-    }
-    return worker_end(w, rc);
-}
+/* The workers one thread runs, taking turns block by block, so that each block is decoded once
+ * for all of them (into the ring, by the first; the others never wait for it). */
+typedef struct group {
+    worker *w[NWORKERS];
+    int n;
+    int64_t cpu; /* the thread's whole CPU (a thread of its own) */
+} group;
 
-/* Both workers on the calling thread, block by block, so that each block is decoded once
- * (into the ring, by the first worker; the second never waits for it). */
-static void workers_interleaved(worker *ws) {
-    size_t nblocks = tdx_iwriter_nblocks(ws[0].sh->iw);
-    int rc[NWORKERS] = {0};
-    for (size_t bi = 0; bi < nblocks; bi++) {
-        for (int k = 0; k < NWORKERS; k++) {
+static void group_run(group *g) {
+    size_t nblocks = tdx_iwriter_nblocks(g->w[0]->sh->iw);
+    int rc[NWORKERS] = {0}, live = g->n;
+    for (size_t bi = 0; bi < nblocks && live; bi++) {
+        for (int k = 0; k < g->n; k++) {
             if (rc[k]) continue;
+            worker *w = g->w[k];
             size_t n;
             const tdx_event *evs;
-            rc[k] = get_block(&ws[k], bi, &evs, &n)
-                        ? -1
-                        : worker_block_timed(&ws[k], bi, nblocks, evs, n);
-            if (rc[k]) ring_stop(ws[k].ring); /* the other stops at its next block */
+            rc[k] = get_block(w, bi, &evs, &n) ? -1 : worker_block_timed(w, bi, nblocks, evs, n);
+            if (rc[k]) {
+                ring_stop(w->ring); /* the others stop at their next block */
+                live--;
+            }
         }
-        if (rc[0] && rc[1]) break;
     }
-    for (int k = 0; k < NWORKERS; k++)
-        if (worker_end(&ws[k], rc[k]) < 0 && !ws[k].failed) oom(&ws[k]);
+    for (int k = 0; k < g->n; k++)
+        if (worker_end(g->w[k], rc[k]) < 0 && !g->w[k]->failed) oom(g->w[k]);
 }
 
-/* A worker on a thread of its own: the blocks it decodes the other thread reads too, so they are
- * stored around its cache (alone, workers_interleaved reads each one at once from the cache). */
-static void *worker_main(void *arg) {
-    worker *w = arg;
-    tdx_evdec_set_streaming(w->dec, true);
-    if (worker_run(w) < 0 && !w->failed) oom(w);
-    return NULL;
-}
-
-/* worker_main on the second thread, whose whole CPU is noted. */
-static void *worker_thread(void *arg) {
-    worker *w = arg;
-    worker_main(w);
-    w->cpu_thread = tdx_thread_cpu_ns();
+/* A group on a thread of its own, whose whole CPU is noted. */
+static void *group_thread(void *arg) {
+    group *g = arg;
+    group_run(g);
+    g->cpu = tdx_thread_cpu_ns();
     return NULL;
 }
 
@@ -801,9 +821,9 @@ static void worker_free(worker *w) {
     if (w->summary) {
         tdx_summary_free(&w->sum);
         tdx_sumspill_free(&w->spill);
-        tdx_gostats_free(w->gst);
         tdx_muin_free(&w->mu);
     }
+    tdx_gostats_free(w->gst);
     tdx_hmap_free(&w->alive);
     tdx_hmap_free(&w->found);
     tdx_idset_free(&w->dead);
@@ -821,9 +841,19 @@ static int worker_init(worker *w, shared *sh, int index) {
     w->index = index;
     w->file.fd = -1;
     if (index == 0) w->mapped = tdx_fvec_resident(); /* only worker 0 gives strings back */
-    if (!(w->dec = tdx_evdec_new())) return oom(w);
-    static const int views[NWORKERS][2] = {{TDX_VIEW_PROC, -1},
-                                           {TDX_VIEW_THREAD, TDX_VIEW_GOROUTINE}};
+    static const int views[NWORKERS][2] = {
+        {TDX_VIEW_PROC, -1}, {TDX_VIEW_THREAD, TDX_VIEW_GOROUTINE}, {-1, -1}, {-1, -1}};
+    if (index == W_SUMMARY) {
+        w->summary = true;
+        tdx_summary_init(&w->sum, &sh->store);
+        tdx_muin_init(&w->mu, tdx_iwriter_temp_path(sh->iw));
+        if (tdx_sumspill_init(&w->spill, tdx_iwriter_temp_path(sh->iw), sh->sort_budget))
+            return oom(w);
+    } else if (index == W_GOSTATS) {
+        if (!(w->gst = tdx_gostats_new(tdx_iwriter_temp_path(sh->iw), sh->sort_budget)))
+            return oom(w);
+        tdx_gostats_profile(w->gst); /* stack ids: the index's (sh->tabs) */
+    }
     for (int i = 0; i < 2 && views[index][i] >= 0; i++) {
         vview *v = &w->v[w->nviews++];
         v->w = w;
@@ -862,13 +892,6 @@ static int worker_init(worker *w, shared *sh, int index) {
                                    tdx_jsplit_required_size(nmeta, meta_bytes));
             w->has_split = true;
             v->split = &w->split;
-            w->summary = true;
-            tdx_summary_init(&w->sum, &sh->store);
-            if (tdx_sumspill_init(&w->spill, tdx_iwriter_temp_path(sh->iw), sh->sort_budget) ||
-                !(w->gst = tdx_gostats_new(tdx_iwriter_temp_path(sh->iw), sh->sort_budget)))
-                return oom(w);
-            tdx_gostats_profile(w->gst); /* stack ids: the index's (sh->tabs) */
-            tdx_muin_init(&w->mu, tdx_iwriter_temp_path(sh->iw));
         }
     }
     return tdx_scratch_open(&w->file, tdx_iwriter_temp_path(sh->iw), &w->err) ? scratch_failed(w)
@@ -961,7 +984,7 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
         if (rc) return -1;
         st->items[i] = v->nmeta;
     }
-    worker *w0 = &ws[0];
+    worker *w0 = &ws[W_PROC], *wsum = &ws[W_SUMMARY], *wg = &ws[W_GOSTATS];
     /* RANGES: u64 count, then per range: start, end, start time, end time, bytes (u64 each) and
      * the name (u64 length + bytes). */
     tdx_vrange *rs = NULL;
@@ -995,33 +1018,33 @@ static int put_sections(shared *sh, worker *ws, tdx_viewbuild_stats *st, tdx_err
     tdx_iwriter_release_tables(iw);
     /* SUMMARY is blocked: a query checks only the blocks it reads (index/analysis/sumindex.c). */
     r.n = 0;
-    if (w0->sum.oom) goto oom;
-    if (tdx_sumspill_put_all(&w0->spill, &w0->sum, err)) goto fail;
-    tdx_summary_free(&w0->sum); /* all of it is in the sorts now; the writer needs only t0 */
+    if (wsum->sum.oom) goto oom;
+    if (tdx_sumspill_put_all(&wsum->spill, &wsum->sum, err)) goto fail;
+    tdx_summary_free(&wsum->sum); /* all of it is in the sorts now; the writer needs only t0 */
     if (tdx_iwriter_stream_begin(iw, TDX_SEC_SUMMARY, err) ||
-        tdx_sumindex_write(&w0->spill, &w0->sum, tdx_iwriter_temp_path(iw), sh->opts->jobs > 1,
+        tdx_sumindex_write(&wsum->spill, &wsum->sum, tdx_iwriter_temp_path(iw), sh->opts->jobs > 1,
                            put_stream, iw, sh->opts->tail_progress, sh->opts->tail_progress_ctx,
                            &sh->coder_cpu, err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
     /* GSTATS: the goroutine analysis, regrouped by name (index/analysis/gsindex.c). */
-    if (tdx_gostats_finish(w0->gst, err) || tdx_iwriter_stream_begin(iw, TDX_SEC_GSTATS, err) ||
-        tdx_gsindex_write(w0->gst, tdx_iwriter_temp_path(iw), sh->sort_budget, put_stream, iw,
+    if (tdx_gostats_finish(wg->gst, err) || tdx_iwriter_stream_begin(iw, TDX_SEC_GSTATS, err) ||
+        tdx_gsindex_write(wg->gst, tdx_iwriter_temp_path(iw), sh->sort_budget, put_stream, iw,
                           err) ||
         tdx_iwriter_stream_end(iw, err))
         goto fail;
     /* PPROF: the four profiles, summed per stack as the events went by (index/analysis/goprof.c).
      */
     r.n = 0;
-    if (tdx_gostats_profiles_encode(w0->gst, &r)) goto oom;
+    if (tdx_gostats_profiles_encode(wg->gst, &r)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_PPROF, r.v, r.n, err)) goto fail;
     /* REGIONS: the user region table (index/analysis/regstats.c). */
     r.n = 0;
-    if (tdx_gostats_regions_encode(w0->gst, &r)) goto oom;
+    if (tdx_gostats_regions_encode(wg->gst, &r)) goto oom;
     if (tdx_iwriter_section(iw, TDX_SEC_REGIONS, r.v, r.n, err)) goto fail;
     /* MUTIL: what the mutator utilization is computed from (index/analysis/muinput.c). */
     if (tdx_iwriter_stream_begin(iw, TDX_SEC_MUTIL, err) ||
-        tdx_muin_write(&w0->mu, put_stream, iw, err) || tdx_iwriter_stream_end(iw, err))
+        tdx_muin_write(&wsum->mu, put_stream, iw, err) || tdx_iwriter_stream_end(iw, err))
         goto fail;
     r.n = 0;
     if (tdx_vgstore_save(&sh->store, &r, &nodes)) goto oom;
@@ -1058,18 +1081,32 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
             rc = tdx_errf(err, TDX_ENOMEM, TDX_NO_OFFSET, "out of memory");
     pthread_mutex_init(&rg.mu, NULL);
     pthread_cond_init(&rg.cv, NULL);
-    ws[0].ring = ws[1].ring = &rg;
+    for (int i = 0; i < inited; i++) ws[i].ring = &rg;
     rg.nblocks = tdx_iwriter_nblocks(sh->iw);
+    group gs[NWORKERS];
+    memset(gs, 0, sizeof gs);
+    int started = 1;
     if (!rc) {
-        pthread_t th;
-        if (jobs > 1 && pthread_create(&th, NULL, worker_thread, &ws[1]) == 0) {
-            worker_main(&ws[0]);
-            pthread_join(th, NULL);
-        } else {
-            rg.single = true;
-            workers_interleaved(ws);
+        /* The thread of each worker, for 1-4 threads. With two, the thread and goroutine views
+         * have one to themselves: about half the phase with the decoding it leaves to them
+         * (and the analyses allocate on the calling thread, as they did before there were
+         * four workers: the phase's peak RSS stays the same). */
+        static const int on[NWORKERS][NWORKERS] = {
+            {0, 0, 0, 0}, {0, 1, 0, 0}, {0, 1, 2, 2}, {0, 1, 2, 3}};
+        int nt = jobs < 1 ? 1 : jobs > NWORKERS ? NWORKERS : jobs;
+        for (int i = 0; i < NWORKERS; i++) {
+            group *g = &gs[on[nt - 1][i]];
+            g->w[g->n++] = &ws[i];
         }
-        /* the error is the one of a worker that did not stop only because the other did */
+        pthread_t th[NWORKERS];
+        for (; started < nt; started++)
+            if (pthread_create(&th[started], NULL, group_thread, &gs[started])) break;
+        for (int i = started; i < nt; i++) /* threads that could not start: this one runs theirs */
+            for (int k = 0; k < gs[i].n; k++) gs[0].w[gs[0].n++] = gs[i].w[k];
+        if (started == 1) rg.single = true; /* no other thread exists: nobody may wait */
+        group_run(&gs[0]);
+        for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
+        /* the error is the one of a worker that did not stop only because another did */
         for (int i = 0; i < NWORKERS && !rc; i++)
             if (ws[i].failed && !ws[i].peer_failed) {
                 *err = ws[i].err;
@@ -1094,12 +1131,14 @@ static int pass(shared *sh, int jobs, tdx_hmap *found, tdx_viewbuild_stats *st, 
     for (int i = 0; i < inited; i++) {
         st->cpu_worker_ns[i] += ws[i].cpu_own;
         st->cpu_decode_ns += ws[i].cpu_decode;
-        st->cpu_thread_ns += ws[i].cpu_thread;
     }
+    for (int i = 1; i < started; i++) st->cpu_threads_ns[i] += gs[i].cpu;
     if (!rc) {
-        for (int i = 0; i < NWORKERS; i++)
+        st->state_bytes = 0;
+        for (int i = 0; i < NWORKERS; i++) {
             for (int k = 0; k < ws[i].nviews; k++) st->checkpoints[ws[i].v[k].view] = ws[i].nck;
-        st->state_bytes = ws[0].state_bytes + ws[1].state_bytes;
+            st->state_bytes += ws[i].state_bytes;
+        }
         if (sh->opts->tail_progress) sh->opts->tail_progress(sh->opts->tail_progress_ctx, 0, 1);
         int64_t t0 = tdx_thread_cpu_ns();
         sh->coder_cpu = (tdx_sumindex_cpu){0, 0};

@@ -22,10 +22,15 @@
 #define TDX_SORT_BUDGET_MIN ((size_t)1 << 20)
 #define TDX_SORT_BUDGET_MAX ((size_t)4 << 20)
 
+/* The phase's workers, each a chain of work over every event: the proc view and the splitter;
+ * the thread and goroutine views; Go's summary and the MMU's inputs; Go's goroutine statistics,
+ * profiles and region table. */
+#define TDX_VIEWBUILD_WORKERS 4
+
 typedef struct tdx_viewbuild_opts {
     uint64_t ckpt_events; /* events between checkpoints, every view (0: the defaults above,
                              stretched to 4 events per goroutine that exists) */
-    int jobs;             /* 1: one thread; more: the views are split over two threads */
+    int jobs;             /* threads (at most TDX_VIEWBUILD_WORKERS are used) */
     size_t sort_budget;   /* bytes each of the phase's external sorts keeps in memory
                              (0: the default above) */
     uint64_t view_events; /* events the views see (0: all): a damaged trace's up to its last
@@ -50,13 +55,14 @@ typedef struct tdx_viewbuild_stats {
     /* CPU, in ns (core/cputime.h; build --verbose), of every pass: each worker's own work, on
      * whichever thread ran it (its generators over every event, then its final records: a
      * chain, since each event's work needs the state the previous one left), decoding the
-     * blocks (each block on its own: any core could), the second thread's whole CPU (0: there
-     * was none), and after the workers, the calling thread's (the views' data copied, the
-     * summary merged and written, the last sections) with the summary coder's part of it (on
-     * a thread of its own with jobs > 1: coder_thread_ns, its whole CPU). */
-    int64_t cpu_worker_ns[2];
+     * blocks (each block on its own: any core could), the whole CPU of each thread the phase
+     * started ([0]: the calling thread's is not counted here), and after the workers, the
+     * calling thread's (the views' data copied, the summary merged and written, the last
+     * sections) with the summary coder's part of it (on a thread of its own with jobs > 1:
+     * coder_thread_ns, its whole CPU). */
+    int64_t cpu_worker_ns[TDX_VIEWBUILD_WORKERS];
     int64_t cpu_decode_ns;
-    int64_t cpu_thread_ns;
+    int64_t cpu_threads_ns[TDX_VIEWBUILD_WORKERS];
     int64_t cpu_tail_ns;
     int64_t cpu_coder_ns, cpu_coder_thread_ns;
 } tdx_viewbuild_stats;

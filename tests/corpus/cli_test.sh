@@ -300,12 +300,15 @@ for j in 2 1; do
     [ $j = 1 ] && expect 0 "$T" build --quiet --verbose -j1 "$W/svc.trace" -o "$W/v.tidx"
     has err "CPU by thread: main [0-9.]* s.*; total [0-9.]* s (process [0-9.]* s)"
     has err "CPU by step, all / longest chain: events [0-9.]*/[0-9.]* s, views [0-9.]*/[0-9.]* s, summary tail [0-9.]*/[0-9.]* s, rest [0-9.]*/[0-9.]* s"
-    has err "chains: ordering and filling blocks [0-9.]* s, writing them [0-9.]* s, coding them [0-9.]* s (any core); proc view and summary [0-9.]* s, thread and goroutine views [0-9.]* s, decoding [0-9.]* s (any core)"
+    has err "chains: ordering and filling blocks [0-9.]* s, writing them [0-9.]* s, coding them [0-9.]* s (any core); proc view [0-9.]* s, thread and goroutine views [0-9.]* s, Go's summary [0-9.]* s, goroutine statistics [0-9.]* s, decoding [0-9.]* s (any core)"
     has err "critical path [0-9.]* s of [0-9.]* s CPU: at most [0-9.]*x faster than one core"
 done
 has err "CPU by thread: main [0-9.]* s; total" # one thread with -j1
 expect 0 "$T" build --quiet --verbose -j2 "$W/svc.trace" -o "$W/v.tidx"
-has err "CPU by thread: main [0-9.]* s, encoder [0-9.]* s, views [0-9.]* s, summary coder [0-9.]* s; total"
+has err "CPU by thread: main [0-9.]* s, encoder [0-9.]* s, views #1 [0-9.]* s, summary coder [0-9.]* s; total"
+# with 4, the views' four workers have a thread each (index/build/viewbuild.c)
+expect 0 "$T" build --quiet --verbose -j4 "$W/svc.trace" -o "$W/v.tidx"
+has err "CPU by thread: main [0-9.]* s, encoder [0-9.]* s, views #1 [0-9.]* s, views #2 [0-9.]* s, views #3 [0-9.]* s, summary coder [0-9.]* s; total"
 expect 2 "$T" build
 expect 2 "$T" build -j x "$W/svc.trace"
 # An index has no stdout form: -o - is a usage error (it made a file named -).

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tracegen_test.sh TRACEIDX TRACEGEN: synthetic traces of every format version must be valid,
 # deterministic per seed, and ordered identically by 1 and 2 validation threads; a trace with
-# thousands of goroutines per generation indexes identically with -j 1 and -j 2 and verifies; a
+# thousands of goroutines per generation indexes identically with -j 1 and -j 2 and verifies, a
+# small one with -j 1, 3 and 4; a
 # trace of log messages indexes identically when the string lookup spills.
 set -eu
 
@@ -89,6 +90,15 @@ f="$tmp/many-goroutines.trace"
 "$TRACEIDX" build --quiet -j 1 "$f" -o "$tmp/g1.tidx" >/dev/null || fail "build -j 1"
 "$TRACEIDX" build --quiet -j 2 "$f" -o "$tmp/g2.tidx" >/dev/null || fail "build -j 2"
 cmp -s "$tmp/g1.tidx" "$tmp/g2.tidx" || fail "index differs between -j 1 and -j 2"
+# The views' four workers share 1, 2, 3 or 4 threads (index/build/viewbuild.c): the same index.
+f4="$tmp/small.trace"
+"$TRACEGEN" --quiet --size 4MiB --seed 8 --gen-ms 100 -o "$f4" || fail "tracegen 4MiB"
+for j in 1 3 4; do
+    "$TRACEIDX" build --quiet -j $j "$f4" -o "$tmp/s$j.tidx" >/dev/null || fail "build -j $j"
+done
+for j in 3 4; do
+    cmp -s "$tmp/s1.tidx" "$tmp/s$j.tidx" || fail "index differs between -j 1 and -j $j"
+done
 out=$("$TRACEIDX" info --verify "$tmp/g2.tidx" 2>&1) || fail "info --verify: $out"
 gor=$(echo "$out" | sed -n 's/^goroutines: *\([0-9]*\).*/\1/p')
 gens=$(echo "$out" | sed -n 's/^generations: *\([0-9]*\).*/\1/p')
